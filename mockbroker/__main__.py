@@ -1,0 +1,3 @@
+from mockbroker.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,239 @@
+"""One client connection: frames in, handlers run, answers out in request order.
+
+Like Kafka's broker, a connection processes one request at a time: while a handler waits (a long-poll
+Fetch), the following requests of that connection wait behind it, so answers always go out in request
+order. Pipelined requests whose handlers answer at once are processed straight from data_received,
+with no task switch.
+
+What gets an error code and what closes the connection (decided here, in one place):
+- a frame over socket.request.max.bytes, a negative size, a header that cannot be read, an API key
+  we do not know or do not serve, a version outside the served range (except ApiVersions), a body
+  that does not decode: the connection is closed, as Kafka does (InvalidRequestException);
+- ApiVersions at a version we do not know: a v0 answer with UNSUPPORTED_VERSION and our key list;
+- errors about the request's content (unknown topic, bad batch, ...): the handler's error codes;
+- an exception inside a handler (a bug of ours): logged with its traceback, connection closed; the
+  broker keeps serving every other connection.
+
+Back-pressure: when the transport's write buffer is over its high-water mark, reading pauses until it
+drains (pause_writing / resume_writing), so a slow reader cannot make the broker buffer without end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+import socket
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from protocol import headers as hdr
+from protocol.errors import ProtocolError
+from protocol.framing import FrameDecoder
+from protocol.messages import decode_request, encode_response
+from protocol.primitives import Writer
+
+from mockbroker import dispatch
+
+if TYPE_CHECKING:
+    from mockbroker.server import MockBroker
+    from mockbroker.state.cluster import Listener
+
+log = logging.getLogger("mockbroker.connection")
+
+API_VERSIONS = 18
+_ids = itertools.count(1)
+# While a handler waits, stop reading once this much is buffered behind it.
+MAX_BUFFERED_WHILE_BUSY = 4 * 1024 * 1024
+
+
+@dataclass
+class RequestContext:
+    """What a handler knows about where a request came from."""
+
+    broker: MockBroker
+    listener: Listener
+    connection_id: int
+    client_host: str
+    client_port: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cluster(self) -> Any:
+        return self.broker.cluster
+
+    @property
+    def node_id(self) -> int:
+        return self.listener.node_id
+
+
+class Connection(asyncio.Protocol):
+    def __init__(self, broker: MockBroker, listener: Listener) -> None:
+        self.broker = broker
+        self.listener = listener
+        self.decoder = FrameDecoder(int(broker.cluster.config.get("socket.request.max.bytes")))
+        self.transport: asyncio.Transport | None = None
+        self.ctx: RequestContext | None = None
+        self._busy = False  # a handler is awaiting
+        self._write_paused = False
+        self._read_paused = False
+        self._closed = False
+
+    # -- asyncio.Protocol ------------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        peer = transport.get_extra_info("peername") or ("?", 0)
+        self.ctx = RequestContext(self.broker, self.listener, next(_ids), str(peer[0]), int(peer[1]))
+        self.broker._connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self.broker._connections.discard(self)
+        if self.ctx is not None:
+            self.broker.on_connection_closed(self.ctx)
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.decoder.feed(data)
+        except ProtocolError as exc:
+            self._close(f"bad frame: {exc}")
+            return
+        self._process()
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+        self._pause_reading()
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._resume_reading()
+        self._process()
+
+    # -- processing ------------------------------------------------------------------------------
+    def _pause_reading(self) -> None:
+        if not self._read_paused and self.transport is not None and not self._closed:
+            self._read_paused = True
+            self.transport.pause_reading()
+
+    def _resume_reading(self) -> None:
+        if self._read_paused and not self._write_paused and self.transport is not None and not self._closed:
+            self._read_paused = False
+            self.transport.resume_reading()
+
+    def _process(self) -> None:
+        while not self._busy and not self._write_paused and not self._closed:
+            try:
+                frame = self.decoder.next_frame()
+            except ProtocolError as exc:
+                self._close(f"bad frame: {exc}")
+                return
+            if frame is None:
+                return
+            self._handle_frame(frame)
+        if self._busy and self.decoder.buffered() > MAX_BUFFERED_WHILE_BUSY:
+            self._pause_reading()
+
+    def _handle_frame(self, frame: bytearray) -> None:
+        try:
+            header, reader = hdr.decode_request_header(frame)
+        except ProtocolError as exc:
+            self._close(f"unreadable request header: {exc}")
+            return
+        spec = dispatch.lookup(header.api_key)
+        if spec is None:
+            self._close(f"API key {header.api_key} is not served")
+            return
+        if not spec.min_version <= header.api_version <= spec.max_version:
+            if header.api_key == API_VERSIONS and header.api_version > spec.max_version:
+                from mockbroker.handlers.k18_api_versions import unsupported_version_response
+
+                self._send(header, unsupported_version_response(), version=0)
+                return
+            self._close(f"{spec.name} v{header.api_version} is not served (v{spec.min_version}-v{spec.max_version})")
+            return
+        try:
+            request = decode_request(header.api_key, header.api_version, reader)
+        except ProtocolError as exc:
+            self._close(f"malformed {spec.name} v{header.api_version} request: {exc}")
+            return
+        assert self.ctx is not None
+        self.broker.record_request(self.ctx, header)
+        try:
+            fault = self.broker.faults.take(header, request) if self.broker.faults.active else None
+            if fault is not None:
+                result = fault.apply(self, self.ctx, header, request, spec.fn)
+            else:
+                result = spec.fn(self.ctx, header, request)
+        except Exception:
+            log.exception("handler of %s v%d failed", spec.name, header.api_version)
+            self._close("internal error")
+            return
+        if inspect.isawaitable(result):
+            self._busy = True
+            asyncio.get_running_loop().create_task(self._finish(header, result))
+            return
+        if result is not None:
+            self._send(header, result)
+
+    async def _finish(self, header: hdr.RequestHeader, pending: Any) -> None:
+        try:
+            response = await pending
+        except asyncio.CancelledError:
+            self._close("cancelled")
+            raise
+        except Exception:
+            log.exception("handler of API key %d v%d failed", header.api_key, header.api_version)
+            self._close("internal error")
+            return
+        if response is not None:
+            self._send(header, response)
+        self._busy = False
+        if not self._write_paused:
+            self._resume_reading()
+        self._process()
+
+    def _send(self, header: hdr.RequestHeader, body: Any, version: int | None = None) -> None:
+        if self._closed or self.transport is None:
+            return
+        v = header.api_version if version is None else version
+        w = Writer()
+        w.int32(0)  # size, patched below
+        hdr.encode_response_header(header.correlation_id, hdr.response_header_version(header.api_key, v), w)
+        try:
+            encode_response(header.api_key, v, body, w)
+        except ProtocolError:
+            log.exception("cannot encode the response to API key %d v%d", header.api_key, v)
+            self._close("internal error")
+            return
+        chunks = w.chunks()
+        total = len(w) - 4
+        first = chunks[0]
+        assert isinstance(first, bytearray)
+        first[0:4] = total.to_bytes(4, "big", signed=True)
+        if len(chunks) == 1:
+            self.transport.write(first)
+        else:
+            self.transport.writelines(chunks)
+
+    def send_response(self, header: hdr.RequestHeader, body: Any) -> None:
+        """For fault injection and deferred answers: send a response now."""
+        self._send(header, body)
+
+    def _close(self, reason: str) -> None:
+        if self._closed:
+            return
+        log.info("closing connection %s: %s", self.ctx.connection_id if self.ctx else "?", reason)
+        self._closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+    def close(self) -> None:
+        self._close("broker stopping")

@@ -1,0 +1,82 @@
+"""Produce (key 0), v0-v13.
+
+- acks must be -1, 0 or 1 (INVALID_REQUIRED_ACKS on every partition otherwise); acks=0 gets no
+  response at all (the records are still appended); acks 1 and -1 are the same here (one replica).
+- v0-v2 carry magic 0/1 message sets, converted to one v2 batch on append; v3+ exactly one v2 batch.
+- Per-partition errors never fail the whole request: UNKNOWN_TOPIC_OR_PARTITION (v13: UNKNOWN_TOPIC_ID
+  for an unknown topic id), NOT_LEADER_OR_FOLLOWER for a partition led by another node,
+  CORRUPT_MESSAGE, INVALID_RECORD (+ record_errors, v8+), MESSAGE_TOO_LARGE, INVALID_TIMESTAMP,
+  and the producer-state errors of state/producers.py.
+- The base offset and partition leader epoch are stamped into the stored batch in place; topics with
+  message.timestamp.type=LogAppendTime also get the broker time, answered as log_append_time_ms.
+- Produce does not create topics (Kafka creates them through Metadata only).
+"""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+from protocol.primitives import ZERO_UUID
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.errors import KafkaError
+from mockbroker.state.validation import BatchRejected
+
+API_KEY = 0
+
+
+def _partition_response(index: int, code: int, message: str | None = None, base_offset: int = -1,
+                        log_append_time_ms: int = -1, log_start_offset: int = -1,
+                        record_errors: list[Msg] | None = None) -> Msg:
+    return Msg(index=index, error_code=code, base_offset=base_offset, log_append_time_ms=log_append_time_ms,
+               log_start_offset=log_start_offset, record_errors=record_errors or [], error_message=message)
+
+
+@handler(API_KEY, 0, 13)
+def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | None:
+    v = header.api_version
+    cluster = ctx.cluster
+    broker = ctx.broker
+    now = broker.clock.now_ms()
+    acks = req.acks
+    responses = []
+    for td in req.topic_data:
+        if v >= 13:
+            topic = cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
+            missing = ErrorCode.UNKNOWN_TOPIC_ID
+        else:
+            topic = cluster.topic(td.name)
+            missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        parts = []
+        for pd in td.partition_data:
+            if acks not in (-1, 0, 1):
+                parts.append(_partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
+                continue
+            partition = topic.partition(pd.index) if topic is not None else None
+            if partition is None:
+                parts.append(_partition_response(pd.index, missing if topic is None else
+                                                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            if partition.leader_id != ctx.node_id:
+                parts.append(_partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+                continue
+            try:
+                result = broker.appender.append_records(partition, pd.records, v, now, req.transactional_id)
+            except BatchRejected as exc:
+                errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message)
+                        for e in exc.record_errors]
+                parts.append(_partition_response(pd.index, exc.code, exc.message, record_errors=errs,
+                                                 log_start_offset=partition.log.log_start_offset))
+                continue
+            except KafkaError as exc:
+                parts.append(_partition_response(pd.index, exc.code, exc.message,
+                                                 log_start_offset=partition.log.log_start_offset))
+                continue
+            parts.append(_partition_response(pd.index, ErrorCode.NONE, None, result.base_offset,
+                                             result.log_append_time_ms, result.log_start_offset))
+        responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=parts))
+    if acks == 0:
+        return None
+    return Msg(responses=responses, throttle_time_ms=0)

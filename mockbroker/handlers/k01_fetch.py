@@ -1,0 +1,271 @@
+"""Fetch (key 1), v0-v18.
+
+- Stored batches are handed back as the views the log holds (no copy, no re-encoding); a fetch at an
+  offset inside a batch gets that whole batch, and the client skips the records before its position.
+- Limits: partition_max_bytes per partition and max_bytes (v3+) for the response; the first batch of
+  the first partition with data is returned even when larger (KIP-74). Only whole batches are sent
+  (Kafka may end a partition's data with a partial batch; clients ignore one, so leaving it out is
+  equivalent).
+- Long poll: with less than min_bytes available and max_wait_ms > 0 the request parks on a future
+  that any append to one of its partitions wakes (no polling, no CPU while parked), then reads again;
+  at max_wait_ms it answers with what there is.
+- Errors per partition: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID (v13+, topics by id),
+  NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (current_leader_epoch, v9+),
+  OFFSET_OUT_OF_RANGE (below the log start offset or past the log end offset).
+- Isolation (v4+): read_committed stops at the last stable offset and lists the aborted transactions
+  of the range returned; read_uncommitted reads to the high watermark (aborted_transactions null).
+- Fetch sessions (v7+, KIP-227): see state/fetch_sessions.py; top-level FETCH_SESSION_ID_NOT_FOUND and
+  INVALID_FETCH_SESSION_EPOCH.
+- v0-v3: batches are down-converted to magic 0 (v0-v1) or magic 1 (v2-v3), as Kafka 3.x did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+from protocol.primitives import ZERO_UUID
+from protocol.records.batch import RecordBatch
+from protocol.records.legacy import convert_from_v2
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.errors import KafkaError
+from mockbroker.state.cluster import Cluster, Partition
+from mockbroker.state.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition
+
+API_KEY = 1
+READ_COMMITTED = 1
+
+
+@dataclass
+class PartitionRead:
+    """What one partition contributes to a response."""
+
+    want: SessionPartition
+    error: int = ErrorCode.NONE
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    log_start_offset: int = -1
+    chunks: list[memoryview] = field(default_factory=list)
+    size: int = 0
+    aborted: list[Msg] | None = None
+    partition: Partition | None = None
+
+
+def _lookup(cluster: Cluster, want: SessionPartition, by_id: bool) -> tuple[Partition | None, int]:
+    topic = cluster.topics_by_id.get(want.topic_id) if by_id else cluster.topic(want.topic)
+    if topic is None:
+        return None, ErrorCode.UNKNOWN_TOPIC_ID if by_id else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    p = topic.partition(want.partition)
+    if p is None:
+        return None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return p, ErrorCode.NONE
+
+
+def _read_partition(ctx: RequestContext, want: SessionPartition, by_id: bool, isolation: int,
+                    budget: int, min_one: bool) -> PartitionRead:
+    out = PartitionRead(want)
+    p, err = _lookup(ctx.cluster, want, by_id)
+    if p is None:
+        out.error = err
+        return out
+    out.partition = p
+    log = p.log
+    out.high_watermark = log.high_watermark
+    out.last_stable_offset = log.last_stable_offset
+    out.log_start_offset = log.log_start_offset
+    if p.leader_id != ctx.node_id:
+        out.error = ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return out
+    if want.current_leader_epoch >= 0:
+        if want.current_leader_epoch > log.leader_epoch:
+            out.error = ErrorCode.UNKNOWN_LEADER_EPOCH
+            return out
+        if want.current_leader_epoch < log.leader_epoch:
+            out.error = ErrorCode.FENCED_LEADER_EPOCH
+            return out
+    if want.fetch_offset < log.log_start_offset or want.fetch_offset > log.log_end_offset:
+        out.error = ErrorCode.OFFSET_OUT_OF_RANGE
+        return out
+    upto = log.last_stable_offset if isolation == READ_COMMITTED else log.high_watermark
+    limit = min(want.partition_max_bytes, budget)
+    out.chunks, out.size = log.read(want.fetch_offset, limit, min_one=min_one, upto=upto)
+    if isolation == READ_COMMITTED:
+        txns = ctx.broker.aborted_transactions(p, want.fetch_offset, upto) if out.chunks else []
+        out.aborted = [Msg(producer_id=pid, first_offset=first) for pid, first in txns]
+    return out
+
+
+def _collect(ctx: RequestContext, wants: list[SessionPartition], by_id: bool, isolation: int,
+             max_bytes: int) -> tuple[list[PartitionRead], int]:
+    reads = []
+    total = 0
+    min_one = True
+    for want in wants:
+        r = _read_partition(ctx, want, by_id, isolation, max(0, max_bytes - total), min_one)
+        if r.size:
+            min_one = False
+            total += r.size
+        reads.append(r)
+    return reads, total
+
+
+def _want_from_request(ctx: RequestContext, t: Msg, p: Msg, by_id: bool) -> SessionPartition:
+    name = t.topic
+    topic_id = t.topic_id
+    if by_id:
+        topic = ctx.cluster.topics_by_id.get(topic_id)
+        name = topic.name if topic is not None else ""
+    return SessionPartition(
+        topic=name or "",
+        topic_id=topic_id or ZERO_UUID,
+        partition=p.partition,
+        fetch_offset=p.fetch_offset,
+        partition_max_bytes=p.partition_max_bytes,
+        current_leader_epoch=p.current_leader_epoch,
+        last_fetched_epoch=p.last_fetched_epoch,
+    )
+
+
+def _down_convert(chunks: list[memoryview], version: int) -> list[Any]:
+    magic = 0 if version <= 1 else 1
+    batches = [RecordBatch(c) for c in chunks]
+    return [convert_from_v2(batches, magic)]
+
+
+def _build_response(version: int, reads: list[PartitionRead], session_id: int, incremental: bool,
+                    session: FetchSession | None) -> Msg:
+    topics: list[Msg] = []
+    by_topic: dict[tuple[str, uuid.UUID], Msg] = {}
+    for r in reads:
+        w = r.want
+        include = w.needs_response(bool(r.size), r.error, r.high_watermark, r.last_stable_offset,
+                                   r.log_start_offset)
+        if incremental and not include:
+            continue
+        key = (w.topic, w.topic_id)
+        entry = by_topic.get(key)
+        if entry is None:
+            entry = Msg(topic=w.topic, topic_id=w.topic_id, partitions=[])
+            by_topic[key] = entry
+            topics.append(entry)
+        records: Any = r.chunks
+        if version <= 3 and r.chunks:
+            records = _down_convert(r.chunks, version)
+        entry.partitions.append(Msg(
+            partition_index=w.partition,
+            error_code=r.error,
+            high_watermark=r.high_watermark,
+            last_stable_offset=r.last_stable_offset,
+            log_start_offset=r.log_start_offset,
+            aborted_transactions=r.aborted,
+            preferred_read_replica=-1,
+            records=records,
+        ))
+        if session is not None and incremental and r.size:
+            # Fairness: partitions that just returned data go to the back of the session's order.
+            k = (w.topic, w.topic_id, w.partition)
+            session.partitions[k] = session.partitions.pop(k)
+    return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=session_id, responses=topics)
+
+
+def _error_response(code: int) -> Msg:
+    return Msg(throttle_time_ms=0, error_code=code, session_id=0, responses=[])
+
+
+@handler(API_KEY, 0, 18)
+def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
+    v = header.api_version
+    by_id = v >= 13
+    isolation = req.isolation_level if v >= 4 else 0
+    max_bytes = req.max_bytes if v >= 3 else 0x7FFFFFFF
+    sessions = ctx.broker.fetch_sessions
+    session: FetchSession | None = None
+    incremental = False
+    requested = [_want_from_request(ctx, t, p, by_id) for t in req.topics for p in t.partitions]
+    if v >= 7 and req.session_epoch not in (INITIAL_EPOCH, FINAL_EPOCH):
+        try:
+            session = sessions.get(req.session_id, req.session_epoch)
+        except KafkaError as exc:
+            return _error_response(exc.code)
+        for ft in req.forgotten_topics_data:
+            if by_id:
+                for key in [k for k in session.partitions if k[1] == ft.topic_id and k[2] in ft.partitions]:
+                    del session.partitions[key]
+            else:
+                for key in [k for k in session.partitions if k[0] == ft.topic and k[2] in ft.partitions]:
+                    del session.partitions[key]
+        for want in requested:
+            key = (want.topic, want.topic_id, want.partition)
+            old = session.partitions.get(key)
+            if old is not None:
+                old.fetch_offset = want.fetch_offset
+                old.partition_max_bytes = want.partition_max_bytes
+                old.current_leader_epoch = want.current_leader_epoch
+                old.last_fetched_epoch = want.last_fetched_epoch
+            else:
+                session.partitions[key] = want
+        session.epoch = session.epoch + 1 if session.epoch < 0x7FFFFFFF else 1
+        wants = list(session.partitions.values())
+        session_id = session.session_id
+        incremental = True
+    else:
+        if v >= 7 and req.session_id:
+            sessions.close(req.session_id)
+        session_id = 0
+        if v >= 7 and req.session_epoch == INITIAL_EPOCH:
+            session = sessions.open(by_id)
+            if session is not None:
+                session_id = session.session_id
+                for want in requested:
+                    session.partitions[(want.topic, want.topic_id, want.partition)] = want
+        wants = requested
+
+    reads, total = _collect(ctx, wants, by_id, isolation, max_bytes)
+    has_error = any(r.error for r in reads)
+    if req.max_wait_ms <= 0 or total >= max(req.min_bytes, 1) or has_error or not wants:
+        return _build_response(v, reads, session_id, incremental, session)
+    return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session)
+
+
+async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionPartition], by_id: bool,
+                     isolation: int, max_bytes: int, session_id: int, incremental: bool,
+                     session: FetchSession | None) -> Msg:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + req.max_wait_ms / 1000.0
+    logs = []
+    for want in wants:
+        p, _ = _lookup(ctx.cluster, want, by_id)
+        if p is not None:
+            logs.append(p.log)
+    wake_future: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not wake_future.done():
+            wake_future.set_result(None)
+
+    for log in logs:
+        log.add_append_listener(wake)
+    try:
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            done, _ = await asyncio.wait([wake_future], timeout=remaining)
+            if not done:
+                break
+            wake_future = loop.create_future()
+            reads, total = _collect(ctx, wants, by_id, isolation, max_bytes)
+            if total >= req.min_bytes or any(r.error for r in reads):
+                return _build_response(v, reads, session_id, incremental, session)
+    finally:
+        for log in logs:
+            log.remove_append_listener(wake)
+    reads, _ = _collect(ctx, wants, by_id, isolation, max_bytes)
+    return _build_response(v, reads, session_id, incremental, session)

@@ -1,0 +1,89 @@
+"""ListOffsets (key 2), v0-v11.
+
+Per partition, by the requested timestamp:
+- -1 LATEST: the high watermark, or with isolation level read_committed (v2+) the last stable offset;
+- -2 EARLIEST: the log start offset;
+- -3 MAX_TIMESTAMP (v7+): the record with the largest timestamp (the first such, KIP-734);
+- -4 EARLIEST_LOCAL (v8+): the log start offset (the whole log is local here);
+- -5 LATEST_TIERED (v9+) and -6 EARLIEST_PENDING_UPLOAD (v11+): offset -1, as Kafka answers for a
+  topic without tiered storage;
+- t >= 0: the first record whose timestamp is >= t, from the time index; none -> offset -1,
+  timestamp -1.
+v0 answers old_style_offsets (a list with the one offset). v4+ checks current_leader_epoch
+(FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH) and answers the leader epoch of the offset found.
+Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
+"""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.state.cluster import Partition
+
+API_KEY = 2
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
+READ_COMMITTED = 1
+
+
+def _answer(p: Partition, timestamp: int, isolation: int) -> tuple[int, int, int]:
+    """(offset, timestamp, leader epoch) for one partition."""
+    log = p.log
+    if timestamp == LATEST:
+        offset = log.last_stable_offset if isolation == READ_COMMITTED else log.high_watermark
+        return offset, -1, log.leader_epoch
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
+        epoch = log.leader_epoch
+        for b in log.iter_batches(log.log_start_offset):
+            epoch = b.leader_epoch
+            break
+        return log.log_start_offset, -1, epoch
+    if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
+        return -1, -1, -1
+    if timestamp == MAX_TIMESTAMP:
+        found = log.max_timestamp_offset()
+    else:
+        found = log.offset_for_timestamp(timestamp)
+    if found is None:
+        return -1, -1, -1
+    offset, ts, epoch = found
+    if isolation == READ_COMMITTED and offset >= log.last_stable_offset:
+        return -1, -1, -1
+    return offset, ts, epoch
+
+
+@handler(API_KEY, 0, 11)
+def handle_list_offsets(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    v = header.api_version
+    isolation = req.isolation_level if v >= 2 else 0
+    topics = []
+    for t in req.topics:
+        topic = ctx.cluster.topic(t.name)
+        parts = []
+        for rp in t.partitions:
+            out = Msg(partition_index=rp.partition_index, error_code=ErrorCode.NONE, timestamp=-1, offset=-1,
+                      leader_epoch=-1, old_style_offsets=[])
+            parts.append(out)
+            p = topic.partition(rp.partition_index) if topic is not None else None
+            if p is None:
+                out.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            if p.leader_id != ctx.node_id:
+                out.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                continue
+            if v >= 4 and rp.current_leader_epoch >= 0:
+                if rp.current_leader_epoch > p.leader_epoch:
+                    out.error_code = ErrorCode.UNKNOWN_LEADER_EPOCH
+                    continue
+                if rp.current_leader_epoch < p.leader_epoch:
+                    out.error_code = ErrorCode.FENCED_LEADER_EPOCH
+                    continue
+            offset, ts, epoch = _answer(p, rp.timestamp, isolation)
+            out.offset, out.timestamp, out.leader_epoch = offset, ts, epoch
+            if v == 0:
+                out.old_style_offsets = [offset] if offset >= 0 else []
+        topics.append(Msg(name=t.name, partitions=parts))
+    return Msg(throttle_time_ms=0, topics=topics)

@@ -1,0 +1,46 @@
+"""ApiVersions (key 18), v0-v4.
+
+Answers with every API key this broker serves and its version range, read from the dispatch registry
+(so the advertised list can never disagree with what is served).
+- v3+: the client's software name and version must match Kafka's pattern, else INVALID_REQUEST.
+- A version above v4: the connection answers with a v0 body (response header v0, as every ApiVersions
+  response) holding UNSUPPORTED_VERSION and the ApiVersions key's own range, as Kafka does (KIP-511),
+  so the client can retry with a version we know.
+"""
+
+from __future__ import annotations
+
+import re
+
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler, lookup, supported_versions
+
+API_KEY = 18
+_SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
+
+
+def unsupported_version_response() -> Msg:
+    spec = lookup(API_KEY)
+    assert spec is not None
+    return Msg(
+        error_code=ErrorCode.UNSUPPORTED_VERSION,
+        api_keys=[Msg(api_key=API_KEY, min_version=spec.min_version, max_version=spec.max_version)],
+        throttle_time_ms=0,
+    )
+
+
+@handler(API_KEY, 0, 4)
+def handle_api_versions(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    if header.api_version >= 3 and not (
+        _SOFTWARE.match(req.client_software_name or "") and _SOFTWARE.match(req.client_software_version or "")
+    ):
+        return Msg(error_code=ErrorCode.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
+    return Msg(
+        error_code=ErrorCode.NONE,
+        api_keys=[Msg(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in supported_versions()],
+        throttle_time_ms=0,
+    )

@@ -1,0 +1,45 @@
+"""CreatePartitions (key 37), v0-v3.
+
+As Kafka's controller answers it (ControllerApis.createPartitions + ReplicationControlManager):
+- count is the new total. Errors per topic, with Kafka's messages: UNKNOWN_TOPIC_OR_PARTITION,
+  INVALID_PARTITIONS ("Topic already has N partition(s)." / "... would not be an increase."),
+  INVALID_REPLICA_ASSIGNMENT (assignments given but not one per new partition, or a bad replica list:
+  empty, unknown node, a node twice, a replica count unlike the topic's).
+- assignments: null lets the broker place the new partitions; else one broker id list per new
+  partition, the first id being the leader.
+- A name given twice: INVALID_REQUEST "Duplicate topic name." (one result, listed first as Kafka does).
+- validate_only: every check, nothing created. timeout_ms is ignored (creation is immediate).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.errors import KafkaError
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+API_KEY = 37
+
+
+@handler(API_KEY, 0, 3)
+def handle_create_partitions(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    cluster = ctx.cluster
+    counts = Counter(t.name for t in req.topics)
+    results = [Msg(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
+               for name in dict.fromkeys(t.name for t in req.topics) if counts[name] > 1]
+    for t in req.topics:
+        if counts[t.name] > 1:
+            continue
+        assignments = None if t.assignments is None else [list(a.broker_ids) for a in t.assignments]
+        try:
+            cluster.create_partitions(t.name, t.count, validate_only=bool(req.validate_only),
+                                      assignments=assignments)
+        except KafkaError as exc:
+            results.append(Msg(name=t.name, error_code=exc.code, error_message=exc.message))
+            continue
+        results.append(Msg(name=t.name, error_code=ErrorCode.NONE, error_message=None))
+    return Msg(throttle_time_ms=0, results=results)

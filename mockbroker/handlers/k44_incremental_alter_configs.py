@@ -1,0 +1,108 @@
+"""IncrementalAlterConfigs (key 44), v0-v1.
+
+As Kafka answers it (the broker's ConfigAdminManager.preprocess, then the controller's
+ConfigurationControlManager), one result per resource in request order. Each resource changes as a
+whole or not at all:
+- Operations: SET (0), DELETE (1), APPEND (2) and SUBTRACT (3). APPEND/SUBTRACT only work on list
+  configs (cleanup.policy) and start from Kafka's default when the topic has no setting (APPEND compact
+  to an unset cleanup.policy gives "delete,compact"); on other configs: INVALID_CONFIG
+  "Can't APPEND to key k because its type is not LIST.".
+- INVALID_REQUEST for a resource given twice ("Each resource must appear at most once.", on both), a
+  key given twice ("Error due to duplicate config keys"), a null value outside DELETE ("Null value not
+  supported for : k"), an unknown operation ("Unknown operations type N").
+- TOPIC (2): name "" is INVALID_REQUEST, an invalid name INVALID_TOPIC_EXCEPTION; the resulting configs
+  are checked (INVALID_CONFIG: "Unknown topic config name: k", "Invalid value v for configuration k:
+  ..."), then existence (UNKNOWN_TOPIC_OR_PARTITION "The topic 't' does not exist.").
+- BROKER (4): name "" alters the cluster-wide dynamic defaults, this node's id the per-broker dynamic
+  configs, with the same rules as AlterConfigs (k33_alter_configs): only configs Kafka can change at
+  runtime, among those modelled; others are INVALID_REQUEST "Cannot update these configs dynamically:
+  Set(k)". APPEND/SUBTRACT on a non-list broker config: INVALID_CONFIG as Kafka words it.
+- BROKER_LOGGER (8): there are no loggers to change: the name must be this node's id (INVALID_REQUEST
+  otherwise), SET needs one of Kafka's log levels (INVALID_CONFIG), DELETE of "root" and APPEND/SUBTRACT
+  are INVALID_REQUEST; valid changes are accepted and have no effect.
+- CLIENT_METRICS (16), GROUP (32): INVALID_REQUEST (not stored here); other types: INVALID_REQUEST
+  "Unknown resource type N".
+- validate_only: every check, nothing changed.
+"""
+
+from __future__ import annotations
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.errors import KafkaError
+from mockbroker.handlers.k32_describe_configs import BROKER, BROKER_LOGGER, TOPIC
+from mockbroker.handlers.k33_alter_configs import (
+    check_broker_resource,
+    duplicate_resources,
+    unsupported_resource,
+)
+from mockbroker.state.configs import OP_APPEND, OP_DELETE, OP_SET, OP_SUBTRACT
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+API_KEY = 44
+LOG_LEVELS = ("DEBUG", "ERROR", "FATAL", "INFO", "TRACE", "WARN")
+
+
+def _check_logger_ops(ctx: RequestContext, name: str, ops: list[tuple[str, int, str | None]]) -> None:
+    try:
+        node_id = int(name)
+    except ValueError:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}") from None
+    if node_id != ctx.node_id:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected node id. Expected {ctx.node_id}, but received {name}")
+    for logger, op, value in ops:
+        if op == OP_SET:
+            if value not in LOG_LEVELS:
+                raise KafkaError(ErrorCode.INVALID_CONFIG,
+                                 f"Cannot set the log level of {logger} to {value} as it is not a supported log "
+                                 f"level. Valid log levels are {', '.join(LOG_LEVELS)}")
+        elif op == OP_DELETE:
+            if logger == "root":
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Removing the log level of the root logger is not allowed")
+        elif op in (OP_APPEND, OP_SUBTRACT):
+            verb = "APPEND" if op == OP_APPEND else "SUBTRACT"
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"{verb} operation is not allowed for the BROKER_LOGGER resource")
+        else:
+            raise KafkaError(ErrorCode.INVALID_REQUEST,
+                             f"Unknown operation type {op} is not allowed for the BROKER_LOGGER resource")
+
+
+def _alter(ctx: RequestContext, r: Msg, validate_only: bool) -> None:
+    ops = [(c.name, c.config_operation, c.value) for c in r.configs]
+    # The broker's preprocessing, for every resource type: duplicate keys, then null values.
+    names = [n for n, _, _ in ops]
+    if len(set(names)) != len(names):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [n for n, o, v in ops if o != OP_DELETE and v is None]
+    if nulls:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+    if r.resource_type == TOPIC:
+        ctx.cluster.alter_topic_config(r.resource_name, ops, validate_only=validate_only)
+    elif r.resource_type == BROKER:
+        per_broker = check_broker_resource(ctx, r.resource_name)
+        ctx.cluster.config.alter_dynamic(ops, per_broker=per_broker, validate_only=validate_only)
+    elif r.resource_type == BROKER_LOGGER:
+        _check_logger_ops(ctx, r.resource_name, ops)
+    else:
+        raise unsupported_resource(r.resource_type)
+
+
+@handler(API_KEY, 0, 1)
+def handle_incremental_alter_configs(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    duplicates = duplicate_resources(req.resources)
+    responses = []
+    for r in req.resources:
+        code, message = ErrorCode.NONE, None
+        if (r.resource_type, r.resource_name) in duplicates:
+            code, message = ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
+        else:
+            try:
+                _alter(ctx, r, bool(req.validate_only))
+            except KafkaError as exc:
+                code, message = exc.code, exc.message
+        responses.append(Msg(error_code=code, error_message=message, resource_type=r.resource_type,
+                             resource_name=r.resource_name))
+    return Msg(throttle_time_ms=0, responses=responses)

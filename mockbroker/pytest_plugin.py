@@ -1,0 +1,48 @@
+"""The pytest plugin (registered through the `pytest11` entry point: installing the package is enough).
+
+Fixtures:
+- `mockbroker`: a fresh running broker per test, in its own thread, so it serves sync tests and
+  pytest-asyncio tests alike. Configure it with a marker:
+      @pytest.mark.mockbroker(partitions=3, config={"log.retention.ms": "1000"})
+- `mockbroker_session`: one broker for the whole session (create unique topic names per test).
+- `mockbroker_factory`: start more brokers with any MockBroker arguments; all stop at teardown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from mockbroker.server import MockBroker
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "mockbroker(**kwargs): arguments for the mockbroker fixture's MockBroker")
+
+
+@pytest.fixture
+def mockbroker_factory() -> Iterator[Callable[..., MockBroker]]:
+    stack = contextlib.ExitStack()
+
+    def start(**kwargs: Any) -> MockBroker:
+        kwargs.setdefault("port", 0)
+        return stack.enter_context(MockBroker(**kwargs).run_in_thread())
+
+    with stack:
+        yield start
+
+
+@pytest.fixture
+def mockbroker(request: pytest.FixtureRequest, mockbroker_factory: Callable[..., MockBroker]) -> MockBroker:
+    marker = request.node.get_closest_marker("mockbroker")
+    kwargs = dict(marker.kwargs) if marker else {}
+    return mockbroker_factory(**kwargs)
+
+
+@pytest.fixture(scope="session")
+def mockbroker_session() -> Iterator[MockBroker]:
+    with MockBroker(port=0).run_in_thread() as broker:
+        yield broker

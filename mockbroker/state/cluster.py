@@ -1,0 +1,366 @@
+"""The cluster model: nodes, topics with ids, partitions with a leader, an epoch and a log.
+
+A cluster of nodes from the start (one by default): every partition names its leader node and epoch,
+every listener belongs to a node. No I/O here; the server binds listeners and handlers read this.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockbroker.clock import Clock
+from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, apply_incremental
+from mockbroker.state.log import PartitionLog
+
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's Topic.validate: INVALID_TOPIC_EXCEPTION with Kafka's reasons."""
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
+    if name in (".", ".."):
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name cannot be \".\" or \"..\"")
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        raise KafkaError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters",
+        )
+    if not _LEGAL_TOPIC.match(name):
+        raise KafkaError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, "
+            "'.', '_' and '-'",
+        )
+
+
+@dataclass
+class Node:
+    node_id: int
+    rack: str | None = None
+
+
+@dataclass
+class Listener:
+    """A named listener of a node: where it binds and what Metadata advertises for it."""
+
+    name: str
+    node_id: int
+    host: str
+    port: int
+    advertised_host: str | None = None
+    advertised_port: int | None = None
+    security_protocol: str = "PLAINTEXT"
+
+    @property
+    def public_host(self) -> str:
+        if self.advertised_host:
+            return self.advertised_host
+        return self.host if self.host not in ("0.0.0.0", "::", "") else "localhost"
+
+    @property
+    def public_port(self) -> int:
+        return self.advertised_port if self.advertised_port is not None else self.port
+
+
+@dataclass
+class Partition:
+    topic: Topic
+    index: int
+    leader_id: int
+    log: PartitionLog
+    replicas: list[int] = field(default_factory=list)
+
+    @property
+    def leader_epoch(self) -> int:
+        return self.log.leader_epoch
+
+    @property
+    def isr(self) -> list[int]:
+        return list(self.replicas)
+
+
+class Topic:
+    def __init__(self, name: str, topic_id: uuid.UUID, config: TopicConfig, internal: bool = False) -> None:
+        self.name = name
+        self.topic_id = topic_id
+        self.config = config
+        self.internal = internal
+        self.partitions: list[Partition] = []
+
+    def partition(self, index: int) -> Partition | None:
+        if 0 <= index < len(self.partitions):
+            return self.partitions[index]
+        return None
+
+
+class Cluster:
+    def __init__(
+        self,
+        *,
+        node_ids: list[int] | None = None,
+        cluster_id: str | None = None,
+        config: BrokerConfig | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.nodes = {n: Node(n) for n in (node_ids or [1])}
+        self.cluster_id = cluster_id or _random_cluster_id()
+        self.controller_id = min(self.nodes)
+        self.config = config or BrokerConfig()
+        self.clock = clock or Clock()
+        self.listeners: list[Listener] = []
+        self.topics: dict[str, Topic] = {}
+        self.topics_by_id: dict[uuid.UUID, Topic] = {}
+        self._next_leader = 0
+        self._next_producer_id = 1000
+
+    def allocate_producer_id(self) -> int:
+        """A producer id unique across the cluster for the broker's lifetime."""
+        pid = self._next_producer_id
+        self._next_producer_id += 1
+        return pid
+
+    # -- topics ----------------------------------------------------------------------------------
+    def topic(self, name: str) -> Topic | None:
+        return self.topics.get(name)
+
+    def partition(self, topic: str, index: int) -> Partition | None:
+        t = self.topics.get(topic)
+        return t.partition(index) if t else None
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = -1,
+        replication_factor: int = -1,
+        configs: dict[str, Any] | None = None,
+        *,
+        validate_only: bool = False,
+        topic_id: uuid.UUID | None = None,
+        assignments: list[tuple[int, list[int]]] | None = None,
+    ) -> Topic | None:
+        """Create a topic (KafkaError with Kafka's code when it cannot be). None when validate_only.
+
+        Checks in the order of Kafka's controller, with its messages: the name, existence, the configs,
+        then either the manual assignments ((partition index, broker ids) pairs; partitions and
+        replication_factor must then be -1) or the partition count and replication factor (-1: the
+        broker's num.partitions / default.replication.factor)."""
+        validate_topic_name(name)
+        if name in self.topics:
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        collision = name.replace(".", "_")
+        for other in self.topics:
+            if other.replace(".", "_") == collision:
+                raise KafkaError(
+                    ErrorCode.INVALID_TOPIC_EXCEPTION,
+                    f"Topic '{name}' collides with existing topic: {other}",
+                )
+        nulls = [k for k, v in (configs or {}).items() if v is None]
+        if nulls:
+            raise KafkaError(ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(nulls))
+        overrides = TopicConfig.validate(configs or {})
+        replica_lists: list[list[int]] | None = None
+        if assignments:
+            if replication_factor != -1:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but "
+                                 "replication factor was not set to -1.")
+            if partitions != -1:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but "
+                                 "numPartitions was not set to -1.")
+            by_index: dict[int, list[int]] = {}
+            rf: int | None = None
+            for index, broker_ids in assignments:
+                if index in by_index:
+                    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                     f"Found multiple manual partition assignments for partition {index}")
+                self.validate_manual_assignment(broker_ids, rf)
+                rf = len(broker_ids)
+                by_index[index] = list(broker_ids)
+            if sorted(by_index) != list(range(len(by_index))):
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 "partitions should be a consecutive 0-based integer sequence")
+            replica_lists = [by_index[i] for i in range(len(by_index))]
+        else:
+            if replication_factor < -1 or replication_factor == 0:
+                raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                                 "Replication factor must be larger than 0, or -1 to use the default value.")
+            if partitions < -1 or partitions == 0:
+                raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                                 "Number of partitions was set to an invalid non-positive value.")
+            if partitions == -1:
+                partitions = int(self.config.get("num.partitions"))
+            if replication_factor == -1:
+                replication_factor = int(self.config.get("default.replication.factor"))
+            if replication_factor > len(self.nodes):
+                raise KafkaError(
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Unable to replicate the partition {replication_factor} time(s): The target replication "
+                    f"factor of {replication_factor} cannot be reached because only {len(self.nodes)} broker(s) "
+                    "are registered.",
+                )
+        config = TopicConfig(self.config, overrides)
+        if validate_only:
+            return None
+        topic = Topic(name, topic_id or uuid.uuid4(), config, internal=name in INTERNAL_TOPICS)
+        self.topics[name] = topic
+        self.topics_by_id[topic.topic_id] = topic
+        if replica_lists is not None:
+            self._add_assigned_partitions(topic, replica_lists)
+        else:
+            self._add_partitions(topic, partitions, replication_factor)
+        return topic
+
+    def validate_manual_assignment(self, broker_ids: list[int], replication_factor: int | None = None) -> None:
+        """One partition's manual replica list, checked as Kafka's controller does
+        (INVALID_REPLICA_ASSIGNMENT): not empty, known nodes only, no node twice, and as many replicas
+        as the other partitions (replication_factor, when known)."""
+        if not broker_ids:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             "The manual partition assignment includes an empty replica list.")
+        prev: int | None = None
+        for broker_id in sorted(broker_ids):
+            if broker_id not in self.nodes:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"The manual partition assignment includes broker {broker_id}, but no such "
+                                 "broker is registered.")
+            if broker_id == prev:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"The manual partition assignment includes the broker {prev} more than once.")
+            prev = broker_id
+        if replication_factor is not None and len(broker_ids) != replication_factor:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"The manual partition assignment includes a partition with {len(broker_ids)} "
+                             "replica(s), but this is not consistent with previous partitions, which have "
+                             f"{replication_factor} replica(s).")
+
+    def _add_assigned_partitions(self, topic: Topic, replica_lists: list[list[int]]) -> None:
+        for replicas in replica_lists:
+            index = len(topic.partitions)
+            # Every node is alive here, so the ISR is the replica list and the leader its first entry.
+            topic.partitions.append(Partition(topic, index, replicas[0], PartitionLog(topic.name, index),
+                                              list(replicas)))
+
+    def _add_partitions(self, topic: Topic, count: int, replication_factor: int | None = None) -> None:
+        node_ids = sorted(self.nodes)
+        rf = replication_factor or (len(topic.partitions[0].replicas) if topic.partitions else 1)
+        for _ in range(count):
+            index = len(topic.partitions)
+            leader = node_ids[self._next_leader % len(node_ids)]
+            self._next_leader += 1
+            replicas = [leader] + [n for n in node_ids if n != leader][: rf - 1]
+            topic.partitions.append(Partition(topic, index, leader, PartitionLog(topic.name, index), replicas))
+
+    def create_partitions(
+        self, name: str, total: int, *, validate_only: bool = False, assignments: list[list[int]] | None = None
+    ) -> None:
+        """Grow a topic to `total` partitions, as Kafka's controller does (its errors and messages);
+        `assignments`: the replica list of each new partition (None: placed by the broker)."""
+        topic = self.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        current = len(topic.partitions)
+        if total == current:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+        if total < current:
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"The topic {name} currently has {current} partition(s); {total} would not be an increase.",
+            )
+        additional = total - current
+        if assignments is not None:
+            if len(assignments) != additional:
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"Attempted to add {additional} additional partition(s), but only "
+                                 f"{len(assignments)} assignment(s) were specified.")
+            rf = len(topic.partitions[0].replicas) if topic.partitions else None
+            for broker_ids in assignments:
+                self.validate_manual_assignment(broker_ids, rf)
+        if validate_only:
+            return
+        if assignments is not None:
+            self._add_assigned_partitions(topic, assignments)
+        else:
+            self._add_partitions(topic, additional)
+
+    # -- topic configs (AlterConfigs / IncrementalAlterConfigs) ----------------------------------
+    def _config_target(self, name: str) -> Topic | None:
+        if not name:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+        validate_topic_name(name)
+        return self.topics.get(name)
+
+    def alter_topic_config(
+        self, name: str, ops: list[tuple[str, int, str | None]], *, validate_only: bool = False
+    ) -> None:
+        """IncrementalAlterConfigs on a topic: all operations or none, checked in Kafka's order (the name,
+        the operations, the resulting configs, then that the topic exists)."""
+        topic = self._config_target(name)
+        current = topic.config.overrides() if topic is not None else {}
+        new = apply_incremental(current, ops, TOPIC_CONFIGS, broker=False)
+        parsed = TopicConfig.validate(new)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        if not validate_only:
+            topic.config.values = parsed
+
+    def replace_topic_config(self, name: str, configs: dict[str, str | None], *, validate_only: bool = False) -> None:
+        """Legacy AlterConfigs on a topic: `configs` become the topic's whole set of overrides."""
+        nulls = [k for k, v in configs.items() if v is None]
+        if nulls:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+        topic = self._config_target(name)
+        parsed = TopicConfig.validate(configs)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        if not validate_only:
+            topic.config.values = parsed
+
+    # -- DeleteRecords ---------------------------------------------------------------------------
+    @staticmethod
+    def delete_records(partition: Partition, offset: int) -> int:
+        """Move the partition's log start offset up to `offset` (-1: the high watermark), as Kafka's
+        deleteRecordsOnLeader does; returns the new low watermark. POLICY_VIOLATION on a topic whose
+        cleanup.policy lacks delete, OFFSET_OUT_OF_RANGE below 0 or above the high watermark."""
+        log = partition.log
+        label = f"{partition.topic.name}-{partition.index}"
+        if "delete" not in str(partition.topic.config.get("cleanup.policy")).split(","):
+            raise KafkaError(ErrorCode.POLICY_VIOLATION,
+                             f"Records of partition {label} can not be deleted due to the configured policy")
+        target = log.high_watermark if offset == -1 else offset
+        if target < 0:
+            raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, f"The offset {target} for partition {label} is not valid")
+        if target > log.high_watermark:
+            raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE,
+                             f"Cannot increment the log start offset to {target} of partition {label} since it "
+                             f"is larger than the high watermark {log.high_watermark}")
+        if target > log.log_start_offset:
+            log.truncate_before(target)
+        return log.log_start_offset
+
+    def delete_topic(self, name: str) -> Topic:
+        topic = self.topics.get(name)
+        if topic is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
+        del self.topics[name]
+        del self.topics_by_id[topic.topic_id]
+        for p in topic.partitions:
+            p.log.notify()  # parked fetches re-check and see the topic gone
+        return topic
+
+    def maybe_auto_create(self, name: str) -> Topic | None:
+        """Auto topic creation as Metadata does it (when enabled); None if not created."""
+        if not self.config.get("auto.create.topics.enable"):
+            return None
+        return self.create_topic(name)
+
+
+def _random_cluster_id() -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
