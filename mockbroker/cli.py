@@ -40,6 +40,16 @@ def parse_topic(spec: str) -> tuple[str, int]:
     return name, int(parts) if parts else -1
 
 
+def listening_line(broker: MockBroker) -> str:
+    """"mockbroker listening on HOST:PORT" (the bound address), plus the advertised one if different."""
+    parts = []
+    for lst in broker.cluster.listeners:
+        bound = f"{lst.host}:{lst.port}"
+        public = f"{lst.public_host}:{lst.public_port}"
+        parts.append(bound if bound == public else f"{bound} (advertised as {public})")
+    return "mockbroker listening on " + ", ".join(parts)
+
+
 async def serve(args: argparse.Namespace) -> int:
     config: dict[str, str] = {}
     for item in args.config:
@@ -78,7 +88,7 @@ async def serve(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
         except (NotImplementedError, RuntimeError):
             pass
-    print(f"mockbroker listening on {broker.bootstrap_servers}", flush=True)
+    print(listening_line(broker), flush=True)
     await stop.wait()
     await broker.stop()
     return 0

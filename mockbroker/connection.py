@@ -76,6 +76,7 @@ class Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.ctx: RequestContext | None = None
         self._busy = False  # a handler is awaiting
+        self._task: asyncio.Task[None] | None = None
         self._write_paused = False
         self._read_paused = False
         self._closed = False
@@ -96,6 +97,8 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
         self.broker._connections.discard(self)
         if self.ctx is not None:
             self.broker.on_connection_closed(self.ctx)
@@ -142,6 +145,8 @@ class Connection(asyncio.Protocol):
             self._pause_reading()
 
     def _handle_frame(self, frame: bytearray) -> None:
+        if self.broker.capture is not None:
+            self.broker.capture.append(bytes(frame))
         try:
             header, reader = hdr.decode_request_header(frame)
         except ProtocolError as exc:
@@ -178,7 +183,7 @@ class Connection(asyncio.Protocol):
             return
         if inspect.isawaitable(result):
             self._busy = True
-            asyncio.get_running_loop().create_task(self._finish(header, result))
+            self._task = asyncio.get_running_loop().create_task(self._finish(header, result))
             return
         if result is not None:
             self._send(header, result)
@@ -188,7 +193,7 @@ class Connection(asyncio.Protocol):
             response = await pending
         except asyncio.CancelledError:
             self._close("cancelled")
-            raise
+            return
         except Exception:
             log.exception("handler of API key %d v%d failed", header.api_key, header.api_version)
             self._close("internal error")

@@ -73,6 +73,8 @@ class MockBroker:
         self.faults = Faults()
         self.appender = Appender()
         self.requests: list[ReceivedRequest] = []
+        # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
+        self.capture: list[bytes] | None = None
         self.fetch_sessions = FetchSessionCache(int(self.cluster.config.get("max.incremental.fetch.session.cache.slots")))
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[Connection] = set()
@@ -101,8 +103,14 @@ class MockBroker:
         self._stopping = True
         for server in self._servers:
             server.close()
+        tasks = []
         for conn in list(self._connections):
             conn.close()
+            if conn._task is not None and not conn._task.done():
+                conn._task.cancel()
+                tasks.append(conn._task)
+        if tasks:
+            await asyncio.wait(tasks, timeout=2)
         for server in self._servers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)
