@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from protocol.headers import decode_request_header, encode_request_header
-from protocol.messages import encode_request, decode_request
+from protocol.messages import decode_request, encode_request
 from protocol.primitives import Writer
 from protocol.records.batch import RecordBatch, iter_batches
 
