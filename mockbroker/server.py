@@ -18,20 +18,22 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from protocol.errors import ErrorCode
-
 from mockbroker import dispatch
 from mockbroker.clock import Clock
 from mockbroker.connection import Connection, RequestContext
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest
 from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
+from mockbroker.scheduler import Scheduler
 from mockbroker.state.appender import Appender
 from mockbroker.state.cluster import Cluster, Listener, Partition, Topic
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
+from protocol.errors import ErrorCode
 
 log = logging.getLogger("mockbroker")
 T = TypeVar("T")
+# Kafka checks for expired producer ids every producer.id.expiration.check.interval.ms (10 minutes).
+PRODUCER_EXPIRATION_CHECK_MS = 600_000
 
 
 class MockBroker:
@@ -70,6 +72,7 @@ class MockBroker:
         if listeners is None:
             listeners = [Listener("PLAINTEXT", node_id, host, port, advertised_host, advertised_port)]
         self.cluster.listeners = listeners
+        self.scheduler = Scheduler(self.clock)
         self.faults = Faults()
         self.appender = Appender()
         self.requests: list[ReceivedRequest] = []
@@ -86,6 +89,8 @@ class MockBroker:
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> MockBroker:
         self._loop = asyncio.get_running_loop()
+        self.scheduler.attach(self._loop)
+        self.scheduler.call_later(PRODUCER_EXPIRATION_CHECK_MS, self._expire_producers)
         for listener in self.cluster.listeners:
             server = await self._loop.create_server(
                 lambda lst=listener: Connection(self, lst),  # type: ignore[misc]
@@ -101,6 +106,7 @@ class MockBroker:
 
     async def stop(self) -> None:
         self._stopping = True
+        self.scheduler.detach()
         for server in self._servers:
             server.close()
         tasks = []
@@ -229,6 +235,37 @@ class MockBroker:
             }
 
         return self._call(collect)
+
+    def producers(self, topic: str, partition: int = 0) -> list[dict[str, int]]:
+        """The producer state a partition holds: id, epoch, last sequence, last timestamp, the first offset
+        of the open transaction (-1 if none), and the last five batches' sequence and offset ranges."""
+
+        def collect() -> list[dict[str, Any]]:
+            p = self.cluster.partition(topic, partition)
+            if p is None:
+                raise KeyError(f"no partition {topic}-{partition}")
+            return [
+                {
+                    "producer_id": e.producer_id,
+                    "producer_epoch": e.epoch,
+                    "last_sequence": e.last_seq,
+                    "last_timestamp": e.last_timestamp,
+                    "current_txn_start_offset": e.current_txn_first_offset,
+                    "batches": [(b.first_seq, b.last_seq, b.first_offset, b.last_offset) for b in e.batches],
+                }
+                for e in sorted(p.log.producers.entries.values(), key=lambda e: e.producer_id)
+            ]
+
+        return self._call(collect)
+
+    def _expire_producers(self) -> None:
+        """Drop producer state idle for producer.id.expiration.ms (broker clock), then check again."""
+        expiration = int(self.cluster.config.get("producer.id.expiration.ms"))
+        now = self.clock.now_ms()
+        for topic in self.cluster.topics.values():
+            for p in topic.partitions:
+                p.log.producers.expire(now, expiration)
+        self.scheduler.call_later(min(expiration, PRODUCER_EXPIRATION_CHECK_MS), self._expire_producers)
 
     # -- faults and the request record -----------------------------------------------------------
     def inject(

@@ -1,0 +1,45 @@
+"""DescribeProducers (key 61), v0.
+
+Per partition, the producers the partition holds state for (state/producers.py): id, epoch, last
+sequence, last timestamp, coordinator epoch and the first offset of the open transaction (-1 if
+none). Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
+"""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+
+API_KEY = 61
+
+
+@handler(API_KEY, 0, 0)
+def handle_describe_producers(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    topics = []
+    for t in req.topics:
+        topic = ctx.cluster.topic(t.name)
+        parts = []
+        for index in t.partition_indexes:
+            p = topic.partition(index) if topic is not None else None
+            if p is None:
+                parts.append(Msg(partition_index=index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                 error_message=None, active_producers=[]))
+                continue
+            if p.leader_id != ctx.node_id:
+                parts.append(Msg(partition_index=index, error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                                 error_message=None, active_producers=[]))
+                continue
+            producers = [
+                Msg(producer_id=e.producer_id, producer_epoch=e.epoch, last_sequence=e.last_seq,
+                    last_timestamp=e.last_timestamp, coordinator_epoch=e.coordinator_epoch,
+                    current_txn_start_offset=e.current_txn_first_offset)
+                for e in sorted(p.log.producers.entries.values(), key=lambda e: e.producer_id)
+            ]
+            parts.append(Msg(partition_index=index, error_code=ErrorCode.NONE, error_message=None,
+                             active_producers=producers))
+        topics.append(Msg(name=t.name, partitions=parts))
+    return Msg(throttle_time_ms=0, topics=topics)

@@ -1,0 +1,101 @@
+"""Timers on the broker's clock: session timeouts, transaction timeouts, retention, cleaning.
+
+`call_at(due_ms, callback)` runs callback on the broker's event loop once the broker clock reaches
+due_ms: in real time as the clock moves with the wall clock, and at once when a test moves the clock
+with `clock.advance(seconds)` (from any thread: the work hops onto the broker's loop). Callbacks are
+plain functions; state objects stay free of asyncio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+
+from mockbroker.clock import Clock
+
+log = logging.getLogger("mockbroker.scheduler")
+
+
+class Timer:
+    __slots__ = ("due_ms", "callback", "cancelled")
+
+    def __init__(self, due_ms: int, callback: Callable[[], None]) -> None:
+        self.due_ms = due_ms
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class Scheduler:
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._heap: list[tuple[int, int, Timer]] = []
+        self._seq = itertools.count()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        clock.on_advance(self._on_advance)
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start running timers on this loop (called by MockBroker.start, on that loop)."""
+        self._loop = loop
+        self._loop_thread = threading.get_ident()
+        self._arm()
+
+    def detach(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._loop = None
+
+    def call_at(self, due_ms: int, callback: Callable[[], None]) -> Timer:
+        timer = Timer(due_ms, callback)
+        heapq.heappush(self._heap, (due_ms, next(self._seq), timer))
+        if self._heap[0][2] is timer:
+            self._arm()
+        return timer
+
+    def call_later(self, delay_ms: int, callback: Callable[[], None]) -> Timer:
+        return self.call_at(self.clock.now_ms() + delay_ms, callback)
+
+    def run_due(self) -> None:
+        """Run every timer whose time has come (on the broker's loop)."""
+        now = self.clock.now_ms()
+        while self._heap and self._heap[0][0] <= now:
+            _, _, timer = heapq.heappop(self._heap)
+            if timer.cancelled:
+                continue
+            try:
+                timer.callback()
+            except Exception:
+                log.exception("timer callback failed")
+        self._arm()
+
+    def _arm(self) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        while self._heap and self._heap[0][2].cancelled:
+            heapq.heappop(self._heap)
+        if not self._heap:
+            return
+        delay = max(0.0, (self._heap[0][0] - self.clock.now_ms()) / 1000.0)
+        self._handle = loop.call_later(delay, self.run_due)
+
+    def _on_advance(self) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        if threading.get_ident() == self._loop_thread:
+            self.run_due()
+        else:
+            loop.call_soon_threadsafe(self.run_due)
