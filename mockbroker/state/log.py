@@ -22,9 +22,8 @@ import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from protocol.records.batch import Record, RecordBatch
-
 from mockbroker.state.producers import ProducerStateTable
+from protocol.records.batch import Record, RecordBatch
 
 
 @dataclass(slots=True)
@@ -225,7 +224,7 @@ class PartitionLog:
             return epoch, self.log_end_offset
         found = -1
         end = self.log_end_offset
-        for k, (e, start) in enumerate(self.epoch_starts):
+        for k, (e, _start) in enumerate(self.epoch_starts):
             if e <= epoch:
                 found = e
                 end = self.epoch_starts[k + 1][1] if k + 1 < len(self.epoch_starts) else self.log_end_offset
@@ -234,8 +233,11 @@ class PartitionLog:
         return found, end
 
     # -- truncation from the front (retention, DeleteRecords) ------------------------------------
-    def truncate_before(self, offset: int) -> None:
-        """Move the log start offset to `offset` and drop the batches wholly below it."""
+    def truncate_before(self, offset: int, now_ms: int = 0) -> None:
+        """Move the log start offset to `offset` and drop the batches wholly below it.
+
+        The producer state is rebuilt from the batches that remain, so a producer whose batches are all
+        gone is forgotten (and then accepted with any sequence, KIP-360), as Kafka's truncateHead does."""
         offset = min(max(offset, self.log_start_offset), self.log_end_offset)
         self.log_start_offset = offset
         keep_from = 0
@@ -250,3 +252,4 @@ class PartitionLog:
             for k, b in enumerate(self.batches):
                 running = max(running, b.max_timestamp)
                 self.max_ts_running[k] = running
+            self.producers.rebuild(self.batches, now_ms)

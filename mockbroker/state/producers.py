@@ -21,10 +21,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-
-from protocol.records.batch import RecordBatch
+from typing import TYPE_CHECKING
 
 from mockbroker.errors import ErrorCode, KafkaError
+from protocol.records.batch import RecordBatch
+
+if TYPE_CHECKING:
+    from mockbroker.state.log import StoredBatch
 
 INT32_MAX = 2147483647
 BATCHES_KEPT = 5
@@ -129,16 +132,19 @@ class ProducerStateTable:
         entry.last_write_ms = now_ms
         return entry
 
-    def rebuild(self, batches: Iterable[object], now_ms: int) -> None:
-        """Recompute the table from stored batches (mockbroker.state.log.StoredBatch)."""
+    def rebuild(self, batches: Iterable[StoredBatch], now_ms: int) -> None:
+        """Recompute the table from stored batches (mockbroker.state.log.StoredBatch). A producer that
+        keeps batches keeps its last write time (for expiration); now_ms stamps the others."""
+        last_write = {pid: e.last_write_ms for pid, e in self.entries.items()}
         self.entries.clear()
         for b in batches:
-            pid = getattr(b, "producer_id")
-            if pid < 0:
+            if b.producer_id < 0:
                 continue
-            self.update(pid, b.producer_epoch, b.base_sequence, b.last_sequence,  # type: ignore[attr-defined]
-                        b.base_offset, b.last_offset, b.max_timestamp, now_ms,  # type: ignore[attr-defined]
-                        is_transactional=b.is_transactional, is_control=b.is_control)  # type: ignore[attr-defined]
+            self.update(b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence, b.base_offset,
+                        b.last_offset, b.max_timestamp, now_ms, is_transactional=b.is_transactional,
+                        is_control=b.is_control)
+        for pid, entry in self.entries.items():
+            entry.last_write_ms = last_write.get(pid, now_ms)
 
     def expire(self, now_ms: int, expiration_ms: int) -> list[int]:
         """Drop producers idle for expiration_ms with no open transaction; their ids."""

@@ -28,7 +28,7 @@ def assert_exactly_once_in_order(broker: MockBroker, topic: str) -> None:
     assert len(pids) == 1 and -1 not in pids
     # Sequences continue without gaps across the retried batches.
     seqs = [(b.base_sequence, b.last_sequence) for b in batches]
-    for (_, last), (first, _) in zip(seqs, seqs[1:]):
+    for (_, last), (first, _) in zip(seqs, seqs[1:], strict=False):
         assert first == last + 1
 
 
