@@ -456,10 +456,10 @@ def describe_broker_entries(broker: BrokerConfig, *, per_broker: bool) -> list[C
     "") only the dynamic default settings."""
     out = []
     if not per_broker:
-        for name, value in sorted(broker.dynamic_default.items()):
+        for name, setting in sorted(broker.dynamic_default.items()):
             d = BROKER_CONFIGS[name]
             synonyms = tuple(_broker_synonyms(broker, name, per_broker=False))
-            out.append(ConfigEntry(name, render(value), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, d.type,
+            out.append(ConfigEntry(name, render(setting), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, d.type,
                                    name not in DYNAMIC_BROKER_CONFIGS, False, synonyms))
         return out
     for name, d in sorted(BROKER_CONFIGS.items()):

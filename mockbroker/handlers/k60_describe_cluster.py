@@ -1,0 +1,58 @@
+"""DescribeCluster (key 60), v0-v2 (the Java AdminClient's describeCluster).
+
+As a Kafka broker answers it (KafkaApis.handleDescribeCluster / AuthHelper):
+- brokers: every node, with the advertised host/port of the listener this client connected to (as
+  Metadata does) and its rack; v2 adds is_fenced (always false here, nodes are never fenced), and
+  include_fenced_brokers changes nothing.
+- cluster_id and controller_id (a KRaft broker reports one of the live brokers; here the cluster's
+  controller node), endpoint_type (v1+) 1 = BROKER.
+- endpoint_type asked (v1+): 2 (CONTROLLER) is MISMATCHED_ENDPOINT_TYPE, anything else but 1
+  UNSUPPORTED_ENDPOINT_TYPE, with Kafka's messages (INVALID_REQUEST for both at v0, where the field is
+  always 1).
+- cluster_authorized_operations: every cluster operation when asked for, INT32_MIN when not (there is
+  no authorizer).
+"""
+
+from __future__ import annotations
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.handlers.k03_metadata import CLUSTER_OPERATIONS, NOT_REQUESTED, brokers_for
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+API_KEY = 60
+ENDPOINT_TYPES = {1: "BROKER", 2: "CONTROLLER"}
+
+
+@handler(API_KEY, 0, 2)
+def handle_describe_cluster(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    v = header.api_version
+    cluster = ctx.cluster
+    asked = req.endpoint_type if v >= 1 else 1
+    if asked != 1:
+        if asked not in ENDPOINT_TYPES:
+            code = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+            message = f"Unsupported endpoint type {asked}"
+        else:
+            code = ErrorCode.MISMATCHED_ENDPOINT_TYPE
+            message = ("The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
+                       f"{ENDPOINT_TYPES[asked]}")
+        return Msg(throttle_time_ms=0, error_code=code if v >= 1 else ErrorCode.INVALID_REQUEST,
+                   error_message=message, endpoint_type=1, cluster_id="", controller_id=-1, brokers=[],
+                   cluster_authorized_operations=NOT_REQUESTED)
+    brokers = [Msg(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack, is_fenced=False)
+               for b in brokers_for(ctx)]
+    controller = cluster.controller_id if any(b.broker_id == cluster.controller_id for b in brokers) else -1
+    return Msg(
+        throttle_time_ms=0,
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        endpoint_type=1,
+        cluster_id=cluster.cluster_id,
+        controller_id=controller,
+        brokers=brokers,
+        cluster_authorized_operations=CLUSTER_OPERATIONS if req.include_cluster_authorized_operations
+        else NOT_REQUESTED,
+    )

@@ -1,0 +1,91 @@
+"""DescribeTopicPartitions (key 75), v0 (the Java AdminClient 4.x describeTopics uses it when served).
+
+As a Kafka broker answers it (DescribeTopicPartitionsRequestHandler + KRaftMetadataCache):
+- topics: the ones named (deduplicated, sorted by name), or every topic when the list is empty; with a
+  cursor only names >= the cursor's topic. A named topic that does not exist:
+  UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an illegal name), zero topic id, no
+  partitions; with an empty list nothing is reported missing.
+- partitions: leader, leader epoch, replicas, ISR, eligible_leader_replicas and last_known_elr (empty
+  lists: no ELR here), offline_replicas (empty).
+- Pagination: at most min(response_partition_limit, 2000) partitions (at least 1) per response. When a
+  topic's partitions do not all fit, next_cursor names that topic and the first partition left out;
+  when the limit is used up exactly before the next topic, next_cursor names that topic at partition 0.
+  The cursor's topic starts at the cursor's partition, the others at 0.
+- A cursor whose topic is not among the topics named, or with a negative partition: INVALID_REQUEST on
+  every topic named (Kafka fails the whole request).
+- topic_authorized_operations: every topic operation (Kafka fills it in always; no authorizer here).
+"""
+
+from __future__ import annotations
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.errors import KafkaError
+from mockbroker.handlers.k03_metadata import NOT_REQUESTED, TOPIC_OPERATIONS
+from mockbroker.state.cluster import INTERNAL_TOPICS, Topic, validate_topic_name
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+from protocol.primitives import ZERO_UUID
+
+API_KEY = 75
+MAX_PARTITIONS = 2000  # max.request.partition.size.limit
+
+
+def _partition_entries(topic: Topic, start: int, limit: int) -> tuple[list[Msg], int]:
+    """Partitions start.. of a topic, at most `limit`; and the next partition index (-1 if none left)."""
+    upper = min(len(topic.partitions), start + limit)
+    out = [
+        Msg(error_code=ErrorCode.NONE, partition_index=p.index, leader_id=p.leader_id, leader_epoch=p.leader_epoch,
+            replica_nodes=list(p.replicas), isr_nodes=p.isr, eligible_leader_replicas=[], last_known_elr=[],
+            offline_replicas=[])
+        for p in topic.partitions[start:upper]
+    ]
+    return out, (upper if upper < len(topic.partitions) else -1)
+
+
+def _missing(name: str) -> Msg:
+    try:
+        validate_topic_name(name)
+        code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    except KafkaError:
+        code = ErrorCode.INVALID_TOPIC_EXCEPTION
+    return Msg(error_code=code, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS,
+               partitions=[], topic_authorized_operations=NOT_REQUESTED)
+
+
+@handler(API_KEY, 0, 0)
+def handle_describe_topic_partitions(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    cluster = ctx.cluster
+    cursor = req.cursor
+    cursor_topic = cursor.topic_name if cursor is not None else ""
+    fetch_all = not req.topics
+    candidates = list(cluster.topics) if fetch_all else [t.name for t in req.topics]
+    names = sorted({n for n in candidates if n >= cursor_topic})
+    if cursor is not None and ((not fetch_all and cursor.topic_name not in names) or cursor.partition_index < 0):
+        return Msg(throttle_time_ms=0, next_cursor=None, topics=[
+            Msg(error_code=ErrorCode.INVALID_REQUEST, name=t.name, topic_id=ZERO_UUID, is_internal=False,
+                partitions=[], topic_authorized_operations=NOT_REQUESTED)
+            for t in req.topics])
+    remaining = max(min(MAX_PARTITIONS, req.response_partition_limit), 1)
+    topics_out: list[Msg] = []
+    next_cursor: Msg | None = None
+    for name in names:
+        if remaining == 0:
+            next_cursor = Msg(topic_name=name, partition_index=0)
+            break
+        topic = cluster.topic(name)
+        if topic is None:
+            if not fetch_all:
+                topics_out.append(_missing(name))
+            continue
+        start = cursor.partition_index if cursor is not None and name == cursor_topic else 0
+        partitions, next_index = _partition_entries(topic, start, remaining)
+        topics_out.append(Msg(error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id,
+                              is_internal=topic.internal, partitions=partitions,
+                              topic_authorized_operations=TOPIC_OPERATIONS))
+        if next_index != -1:
+            next_cursor = Msg(topic_name=name, partition_index=next_index)
+            break
+        remaining -= len(partitions)
+    return Msg(throttle_time_ms=0, topics=topics_out, next_cursor=next_cursor)
