@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from protocol.headers import RequestHeader
 from protocol.messages import Msg, api_name
@@ -18,7 +18,7 @@ from protocol.messages import Msg, api_name
 if TYPE_CHECKING:
     from mockbroker.connection import RequestContext
 
-HandlerResult = Union[Msg, dict[str, Any], None, Awaitable[Union[Msg, dict[str, Any], None]]]
+HandlerResult = Msg | dict[str, Any] | None | Awaitable[Msg | dict[str, Any] | None]
 HandlerFn = Callable[["RequestContext", RequestHeader, Msg], HandlerResult]
 
 

@@ -197,17 +197,22 @@ def _array_write(elem: WriteFn, compact: bool, nullable: bool) -> WriteFn:
 
 
 class _Field:
-    __slots__ = ("name", "read", "write", "default", "tag", "is_list")
+    __slots__ = ("name", "read", "write", "default", "tag", "is_list", "nullable", "struct")
 
-    def __init__(self, name: str, read: ReadFn, write: WriteFn, default: Any, tag: int | None) -> None:
+    def __init__(self, name: str, read: ReadFn, write: WriteFn, default: Any, tag: int | None,
+                 nullable: bool = False) -> None:
         self.name = name
         self.read = read
         self.write = write
         self.default = default
         self.tag = tag
         self.is_list = isinstance(default, list)
+        self.nullable = nullable
+        self.struct: StructCodec | None = None  # set for a non-nullable struct: its default is all-defaults
 
     def fresh_default(self) -> Any:
+        if self.struct is not None:
+            return self.struct.defaults()
         return [] if self.is_list else self.default
 
 
@@ -220,21 +225,30 @@ class StructCodec:
 
     __slots__ = ("regular", "tagged", "tag_map", "flexible", "absent")
 
-    def __init__(self, fields: tuple[Any, ...], version: int, flexible: bool) -> None:
+    def __init__(self, fields: tuple[Any, ...], version: int, flexible: bool,
+                 newest: tuple[Any, ...] | None = None) -> None:
+        """fields: the struct's spec for the segment holding `version`. newest: the same struct in the
+        newest segment, when that is another one: its fields missing here are decoded as defaults too,
+        so a handler reads every field of today's schema at any version."""
         self.flexible = flexible
         self.regular: list[_Field] = []
         self.tagged: list[_Field] = []
         self.absent: list[_Field] = []
+        newest_by_name = {spec[0]: spec for spec in newest} if newest else {}
         for spec in fields:
             name, ftype, versions, nullable_v, tagged_v, tag, default, never_flex, sub = spec
             nullable = _in(nullable_v, version)
             compact = flexible and not never_flex
             if ftype in ("struct", "[]struct"):
-                child = StructCodec(sub, version, flexible)
-                read, write = _struct_read(child, nullable), _struct_write(child, nullable)
-                if ftype == "[]struct":
-                    read = _array_read(read, compact, nullable, 1)
-                    write = _array_write(write, compact, nullable)
+                twin = newest_by_name.get(name)
+                child = StructCodec(sub, version, flexible, twin[8] if twin else None)
+                if ftype == "struct":
+                    read, write = _struct_read(child, nullable), _struct_write(child, nullable)
+                else:
+                    # nullableVersions of a struct array make the array nullable, never its
+                    # elements: they carry no int8 presence marker.
+                    read = _array_read(_struct_read(child, False), compact, nullable, 1)
+                    write = _array_write(_struct_write(child, False), compact, nullable)
             elif ftype.startswith("[]"):
                 base = ftype[2:]
                 read = _array_read(_primitive_read(base, compact, False), compact, nullable,
@@ -245,15 +259,40 @@ class StructCodec:
                 write = _primitive_write(ftype, compact, nullable)
             if ftype == "uuid" and default is None:
                 default = ZERO_UUID
-            field = _Field(name, read, write, default, tag)
+            field = _Field(name, read, write, default, tag, nullable)
+            if ftype == "struct" and not _in(nullable_v, version) and default is None:
+                field.struct = child
             if not _in(versions, version):
                 self.absent.append(field)
             elif flexible and _in(tagged_v, version):
                 self.tagged.append(field)
             else:
                 self.regular.append(field)
+        present = {spec[0] for spec in fields}
+        for name, spec in newest_by_name.items():
+            if name not in present:
+                default = spec[6]
+                if spec[1] == "uuid" and default is None:
+                    default = ZERO_UUID
+                self.absent.append(_Field(name, _never_read, _never_write, default, None, False))
         self.tagged.sort(key=lambda f: f.tag or 0)
         self.tag_map = {f.tag: f for f in self.tagged}
+
+    def defaults(self) -> Msg:
+        """The struct with every field at its default (what a struct that is not on the wire decodes as)."""
+        m = Msg()
+        for group in (self.regular, self.tagged, self.absent):
+            for f in group:
+                m[f.name] = f.fresh_default()
+        return m
+
+    def is_default(self, value: Any) -> bool:
+        """Whether a struct value holds nothing but defaults (then a tagged struct is left off the wire)."""
+        if not isinstance(value, Mapping):
+            return False
+        defaults = self.defaults()
+        merged = {**defaults, **{k: v for k, v in value.items() if k != "_unknown_tags" or v}}
+        return merged == defaults
 
     def decode(self, r: Reader) -> Msg:
         m = Msg()
@@ -264,13 +303,13 @@ class StructCodec:
             r.context = "tagged fields"
             seen: set[int] = set()
             for tag, data in r.tagged_fields():
-                f = self.tag_map.get(tag)
-                if f is None:
+                tf = self.tag_map.get(tag)
+                if tf is None:
                     m.setdefault("_unknown_tags", []).append((tag, bytes(data)))
                     continue
                 sub = Reader(data)
-                sub.context = f.name
-                m[f.name] = f.read(sub)
+                sub.context = tf.name
+                m[tf.name] = tf.read(sub)
                 seen.add(tag)
             for f in self.tagged:
                 if f.tag not in seen:
@@ -295,7 +334,11 @@ class StructCodec:
             items: list[tuple[int, bytes]] = []
             for f in self.tagged:
                 v = get(f.name, f.default)
-                if v is None or v == f.default or (f.default is ZERO_UUID and v == ZERO_UUID):
+                # A tagged field is left out when it holds its default. None stands for the default
+                # unless the field is nullable: a null where the default is not null is written.
+                if v == f.default or (v is None and not f.nullable) or (
+                    f.struct is not None and f.struct.is_default(v)
+                ):
                     continue
                 sub = Writer()
                 try:
@@ -313,6 +356,14 @@ class StructCodec:
                 w.uvarint(tag)
                 w.uvarint(len(data))
                 w.raw(data)
+
+
+def _never_read(r: Reader) -> Any:
+    raise AssertionError("a field absent from this version is never read")
+
+
+def _never_write(w: Writer, v: Any) -> None:
+    raise AssertionError("a field absent from this version is never written")
 
 
 def _struct_read(codec: StructCodec, nullable: bool) -> ReadFn:
@@ -361,7 +412,9 @@ def struct_codec(api_key: int, version: int, kind: int) -> StructCodec:
     codec = _CACHE.get(key)
     if codec is None:
         lo, hi, flex_from, fields = _segment(api_key, kind, version)
-        codec = StructCodec(fields, version, flex_from is not None and version >= flex_from)
+        newest = MESSAGES[api_key][kind][-1][3]
+        codec = StructCodec(fields, version, flex_from is not None and version >= flex_from,
+                            newest if newest is not fields else None)
         _CACHE[key] = codec
     return codec
 

@@ -155,8 +155,39 @@ def segments_for(name: str, new: dict[str, Any], old: dict[str, Any] | None) -> 
     return segs
 
 
+def render_fields(fields: tuple[tuple[Any, ...], ...], indent: int) -> list[str]:
+    """One field tuple per line; a struct's own fields nested below it, one level deeper."""
+    pad = " " * indent
+    lines = []
+    for f in fields:
+        *head, sub = f
+        if sub is None:
+            lines.append(f"{pad}{tuple(f)!r},")
+        else:
+            lines.append(f"{pad}({', '.join(repr(x) for x in head)}, (")
+            lines.extend(render_fields(sub, indent + 4))
+            lines.append(f"{pad})),")
+    return lines
+
+
+def render_segments(segs: list[tuple[Any, ...]], indent: int) -> list[str]:
+    pad = " " * indent
+    lines = [f"{pad}["]
+    for lo, hi, flex_from, fields in segs:
+        lines.append(f"{pad}    ({lo}, {hi}, {flex_from!r}, (")
+        lines.extend(render_fields(fields, indent + 8))
+        lines.append(f"{pad}    )),")
+    lines.append(f"{pad}],")
+    return lines
+
+
 def render_specs(api_keys: list[dict[str, str]], new: dict[str, Any], old: dict[str, Any]) -> str:
-    lines = [HEADER, "# fmt: off", "", "# api_key: (name, request segments, response segments)", "MESSAGES = {"]
+    lines = [HEADER, "# fmt: off", "", "from typing import Any", "",
+             "# api_key: (name, request segments, response segments)",
+             "# segment: (lo, hi, flexible_from, fields)",
+             "# field: (name, type, versions, nullable_versions, tagged_versions, tag, default, never_flexible,",
+             "#         fields of a struct type, else None)",
+             "MESSAGES: dict[int, tuple[Any, ...]] = {"]
     for row in api_keys:
         key = int(row["api_key"])
         name = row["name"]
@@ -164,8 +195,8 @@ def render_specs(api_keys: list[dict[str, str]], new: dict[str, Any], old: dict[
         resp = segments_for(name, new[name + "Response"], old.get(name + "Response"))
         lines.append(f"    {key}: (")
         lines.append(f"        {name!r},")
-        lines.append(f"        {req!r},")
-        lines.append(f"        {resp!r},")
+        lines.extend(render_segments(req, 8))
+        lines.extend(render_segments(resp, 8))
         lines.append("    ),")
     lines.append("}")
     lines.append("")
@@ -175,8 +206,10 @@ def render_specs(api_keys: list[dict[str, str]], new: dict[str, Any], old: dict[
         assert rng is not None
         # Header v0 is older than the 4.3.0 schema's floor for the request header; its fields are the
         # ones marked 0+, which the same schema describes.
-        seg = segment(h, 0, rng[1])
-        lines.append(f"{hname.upper()[:-6]}_HEADER = {seg!r}")
+        lo, hi, flex_from, fields = segment(h, 0, rng[1])
+        lines.append(f"{hname.upper()[:-6]}_HEADER: tuple[Any, ...] = ({lo}, {hi}, {flex_from!r}, (")
+        lines.extend(render_fields(fields, 4))
+        lines.append("))")
     lines.append("")
     return "\n".join(lines)
 

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocol.errors import DecodeError
-from protocol.records.batch import RecordBatch
-
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.configs import LONG_MAX, TopicConfig
+from protocol.errors import DecodeError
+from protocol.records.batch import RECORD_BATCH_OVERHEAD, Codec, RecordBatch
 
 
 @dataclass
@@ -100,7 +99,31 @@ def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_p
         )
     if batch.is_transactional and batch.producer_id < 0:
         raise KafkaError(ErrorCode.INVALID_RECORD, "Transactional batch without a producer id")
+    if batch.codec == Codec.LZ4:
+        _check_lz4_frame(batch, topic_partition)
     _validate_records(batch, config, now_ms, topic_partition)
+
+
+LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"  # 0x184D2204, little-endian
+
+
+def _check_lz4_frame(batch: RecordBatch, topic_partition: str) -> None:
+    """The LZ4 frame descriptor, as Kafka's reader checks it when the broker decompresses to validate:
+    Kafka reads only frames of independent blocks (lz4js, KafkaJS's usual codec, writes dependent ones).
+    Kafka's failure there is a plain KafkaException, answered as UNKNOWN_SERVER_ERROR."""
+    data = batch.buffer
+    start = RECORD_BATCH_OVERHEAD
+    if len(data) < start + 5 or bytes(data[start : start + 4]) != LZ4_FRAME_MAGIC:
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR,
+                         f"Stream unsupported (invalid magic bytes) in the lz4 batch appended to {topic_partition}")
+    flg = data[start + 4]
+    if flg & 0x03:
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "Reserved bits of the lz4 frame descriptor must be 0")
+    if not flg & 0x20:
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR,
+                         "Dependent block stream is unsupported (BLOCK_INDEPENDENCE must be set)")
+    if flg >> 6 != 1:
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Version {flg >> 6} is unsupported")
 
 
 def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_partition: str) -> None:

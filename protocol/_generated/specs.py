@@ -2,474 +2,3694 @@
 
 # fmt: off
 
+from typing import Any
+
 # api_key: (name, request segments, response segments)
-MESSAGES = {
+# segment: (lo, hi, flexible_from, fields)
+# field: (name, type, versions, nullable_versions, tagged_versions, tag, default, never_flexible,
+#         fields of a struct type, else None)
+MESSAGES: dict[int, tuple[Any, ...]] = {
     0: (
         'Produce',
-        [(0, 2, 9, (('acks', 'int16', (0, 32767), None, None, None, 0, False, None), ('timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('topic_data', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partition_data', '[]struct', (0, 32767), None, None, None, [], False, (('index', 'int32', (0, 32767), None, None, None, 0, False, None), ('records', 'records', (0, 32767), (0, 32767), None, None, None, False, None))))))), (3, 13, 9, (('transactional_id', 'string', (3, 32767), (3, 32767), None, None, None, False, None), ('acks', 'int16', (3, 32767), None, None, None, 0, False, None), ('timeout_ms', 'int32', (3, 32767), None, None, None, 0, False, None), ('topic_data', '[]struct', (3, 32767), None, None, None, [], False, (('name', 'string', (3, 12), None, None, None, '', False, None), ('topic_id', 'uuid', (13, 32767), None, None, None, None, False, None), ('partition_data', '[]struct', (3, 32767), None, None, None, [], False, (('index', 'int32', (3, 32767), None, None, None, 0, False, None), ('records', 'records', (3, 32767), (3, 32767), None, None, None, False, None)))))))],
-        [(0, 2, 9, (('responses', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partition_responses', '[]struct', (0, 32767), None, None, None, [], False, (('index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('base_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('log_append_time_ms', 'int64', (2, 32767), None, None, None, -1, False, None))))), ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None))), (3, 13, 9, (('responses', '[]struct', (3, 32767), None, None, None, [], False, (('name', 'string', (3, 12), None, None, None, '', False, None), ('topic_id', 'uuid', (13, 32767), None, None, None, None, False, None), ('partition_responses', '[]struct', (3, 32767), None, None, None, [], False, (('index', 'int32', (3, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (3, 32767), None, None, None, 0, False, None), ('base_offset', 'int64', (3, 32767), None, None, None, 0, False, None), ('log_append_time_ms', 'int64', (3, 32767), None, None, None, -1, False, None), ('log_start_offset', 'int64', (5, 32767), None, None, None, -1, False, None), ('record_errors', '[]struct', (8, 32767), None, None, None, [], False, (('batch_index', 'int32', (8, 32767), None, None, None, 0, False, None), ('batch_index_error_message', 'string', (8, 32767), (8, 32767), None, None, None, False, None))), ('error_message', 'string', (8, 32767), (8, 32767), None, None, None, False, None), ('current_leader', 'struct', (10, 32767), None, (10, 32767), 0, None, False, (('leader_id', 'int32', (10, 32767), None, None, None, -1, False, None), ('leader_epoch', 'int32', (10, 32767), None, None, None, -1, False, None))))))), ('throttle_time_ms', 'int32', (3, 32767), None, None, None, 0, False, None), ('node_endpoints', '[]struct', (10, 32767), None, (10, 32767), 0, [], False, (('node_id', 'int32', (10, 32767), None, None, None, 0, False, None), ('host', 'string', (10, 32767), None, None, None, '', False, None), ('port', 'int32', (10, 32767), None, None, None, 0, False, None), ('rack', 'string', (10, 32767), (10, 32767), None, None, None, False, None)))))],
+        [
+            (0, 2, 9, (
+                ('acks', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('topic_data', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition_data', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('records', 'records', (0, 32767), (0, 32767), None, None, None, False, None),
+                    )),
+                )),
+            )),
+            (3, 13, 9, (
+                ('transactional_id', 'string', (3, 32767), (3, 32767), None, None, None, False, None),
+                ('acks', 'int16', (3, 32767), None, None, None, 0, False, None),
+                ('timeout_ms', 'int32', (3, 32767), None, None, None, 0, False, None),
+                ('topic_data', '[]struct', (3, 32767), None, None, None, [], False, (
+                    ('name', 'string', (3, 12), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (13, 32767), None, None, None, None, False, None),
+                    ('partition_data', '[]struct', (3, 32767), None, None, None, [], False, (
+                        ('index', 'int32', (3, 32767), None, None, None, 0, False, None),
+                        ('records', 'records', (3, 32767), (3, 32767), None, None, None, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 2, 9, (
+                ('responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition_responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('base_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('log_append_time_ms', 'int64', (2, 32767), None, None, None, -1, False, None),
+                    )),
+                )),
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+            )),
+            (3, 13, 9, (
+                ('responses', '[]struct', (3, 32767), None, None, None, [], False, (
+                    ('name', 'string', (3, 12), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (13, 32767), None, None, None, None, False, None),
+                    ('partition_responses', '[]struct', (3, 32767), None, None, None, [], False, (
+                        ('index', 'int32', (3, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (3, 32767), None, None, None, 0, False, None),
+                        ('base_offset', 'int64', (3, 32767), None, None, None, 0, False, None),
+                        ('log_append_time_ms', 'int64', (3, 32767), None, None, None, -1, False, None),
+                        ('log_start_offset', 'int64', (5, 32767), None, None, None, -1, False, None),
+                        ('record_errors', '[]struct', (8, 32767), None, None, None, [], False, (
+                            ('batch_index', 'int32', (8, 32767), None, None, None, 0, False, None),
+                            ('batch_index_error_message', 'string', (8, 32767), (8, 32767), None, None, None, False, None),
+                        )),
+                        ('error_message', 'string', (8, 32767), (8, 32767), None, None, None, False, None),
+                        ('current_leader', 'struct', (10, 32767), None, (10, 32767), 0, None, False, (
+                            ('leader_id', 'int32', (10, 32767), None, None, None, -1, False, None),
+                            ('leader_epoch', 'int32', (10, 32767), None, None, None, -1, False, None),
+                        )),
+                    )),
+                )),
+                ('throttle_time_ms', 'int32', (3, 32767), None, None, None, 0, False, None),
+                ('node_endpoints', '[]struct', (10, 32767), None, (10, 32767), 0, [], False, (
+                    ('node_id', 'int32', (10, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (10, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (10, 32767), None, None, None, 0, False, None),
+                    ('rack', 'string', (10, 32767), (10, 32767), None, None, None, False, None),
+                )),
+            )),
+        ],
     ),
     1: (
         'Fetch',
-        [(0, 3, 12, (('replica_id', 'int32', (0, 3), None, None, None, -1, False, None), ('max_wait_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('min_bytes', 'int32', (0, 32767), None, None, None, 0, False, None), ('max_bytes', 'int32', (3, 32767), None, None, None, 2147483647, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic', 'string', (0, 3), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('fetch_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('partition_max_bytes', 'int32', (0, 32767), None, None, None, 0, False, None))))))), (4, 18, 12, (('cluster_id', 'string', (12, 32767), (12, 32767), (12, 32767), 0, None, False, None), ('replica_id', 'int32', (4, 14), None, None, None, -1, False, None), ('replica_state', 'struct', (15, 32767), None, (15, 32767), 1, None, False, (('replica_id', 'int32', (15, 32767), None, None, None, -1, False, None), ('replica_epoch', 'int64', (15, 32767), None, None, None, -1, False, None))), ('max_wait_ms', 'int32', (4, 32767), None, None, None, 0, False, None), ('min_bytes', 'int32', (4, 32767), None, None, None, 0, False, None), ('max_bytes', 'int32', (4, 32767), None, None, None, 2147483647, False, None), ('isolation_level', 'int8', (4, 32767), None, None, None, 0, False, None), ('session_id', 'int32', (7, 32767), None, None, None, 0, False, None), ('session_epoch', 'int32', (7, 32767), None, None, None, -1, False, None), ('topics', '[]struct', (4, 32767), None, None, None, [], False, (('topic', 'string', (4, 12), None, None, None, '', False, None), ('topic_id', 'uuid', (13, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (4, 32767), None, None, None, [], False, (('partition', 'int32', (4, 32767), None, None, None, 0, False, None), ('current_leader_epoch', 'int32', (9, 32767), None, None, None, -1, False, None), ('fetch_offset', 'int64', (4, 32767), None, None, None, 0, False, None), ('last_fetched_epoch', 'int32', (12, 32767), None, None, None, -1, False, None), ('log_start_offset', 'int64', (5, 32767), None, None, None, -1, False, None), ('partition_max_bytes', 'int32', (4, 32767), None, None, None, 0, False, None), ('replica_directory_id', 'uuid', (17, 32767), None, (17, 32767), 0, None, False, None), ('high_watermark', 'int64', (18, 32767), None, (18, 32767), 1, 9223372036854775807, False, None))))), ('forgotten_topics_data', '[]struct', (7, 32767), None, None, None, [], False, (('topic', 'string', (7, 12), None, None, None, '', False, None), ('topic_id', 'uuid', (13, 32767), None, None, None, None, False, None), ('partitions', '[]int32', (7, 32767), None, None, None, [], False, None))), ('rack_id', 'string', (11, 32767), None, None, None, '', False, None)))],
-        [(0, 3, 12, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('responses', '[]struct', (0, 32767), None, None, None, [], False, (('topic', 'string', (0, 3), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('high_watermark', 'int64', (0, 32767), None, None, None, 0, False, None), ('records', 'records', (0, 32767), (0, 32767), None, None, None, False, None))))))), (4, 18, 12, (('throttle_time_ms', 'int32', (4, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (7, 32767), None, None, None, 0, False, None), ('session_id', 'int32', (7, 32767), None, None, None, 0, False, None), ('responses', '[]struct', (4, 32767), None, None, None, [], False, (('topic', 'string', (4, 12), None, None, None, '', False, None), ('topic_id', 'uuid', (13, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (4, 32767), None, None, None, [], False, (('partition_index', 'int32', (4, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (4, 32767), None, None, None, 0, False, None), ('high_watermark', 'int64', (4, 32767), None, None, None, 0, False, None), ('last_stable_offset', 'int64', (4, 32767), None, None, None, -1, False, None), ('log_start_offset', 'int64', (5, 32767), None, None, None, -1, False, None), ('diverging_epoch', 'struct', (12, 32767), None, (12, 32767), 0, None, False, (('epoch', 'int32', (12, 32767), None, None, None, -1, False, None), ('end_offset', 'int64', (12, 32767), None, None, None, -1, False, None))), ('current_leader', 'struct', (12, 32767), None, (12, 32767), 1, None, False, (('leader_id', 'int32', (12, 32767), None, None, None, -1, False, None), ('leader_epoch', 'int32', (12, 32767), None, None, None, -1, False, None))), ('snapshot_id', 'struct', (12, 32767), None, (12, 32767), 2, None, False, (('end_offset', 'int64', (4, 32767), None, None, None, -1, False, None), ('epoch', 'int32', (4, 32767), None, None, None, -1, False, None))), ('aborted_transactions', '[]struct', (4, 32767), (4, 32767), None, None, [], False, (('producer_id', 'int64', (4, 32767), None, None, None, 0, False, None), ('first_offset', 'int64', (4, 32767), None, None, None, 0, False, None))), ('preferred_read_replica', 'int32', (11, 32767), None, None, None, -1, False, None), ('records', 'records', (4, 32767), (4, 32767), None, None, None, False, None))))), ('node_endpoints', '[]struct', (16, 32767), None, (16, 32767), 0, [], False, (('node_id', 'int32', (16, 32767), None, None, None, 0, False, None), ('host', 'string', (16, 32767), None, None, None, '', False, None), ('port', 'int32', (16, 32767), None, None, None, 0, False, None), ('rack', 'string', (16, 32767), (16, 32767), None, None, None, False, None)))))],
+        [
+            (0, 3, 12, (
+                ('replica_id', 'int32', (0, 3), None, None, None, -1, False, None),
+                ('max_wait_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('min_bytes', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('max_bytes', 'int32', (3, 32767), None, None, None, 2147483647, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic', 'string', (0, 3), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('fetch_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('partition_max_bytes', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+            (4, 18, 12, (
+                ('cluster_id', 'string', (12, 32767), (12, 32767), (12, 32767), 0, None, False, None),
+                ('replica_id', 'int32', (4, 14), None, None, None, -1, False, None),
+                ('replica_state', 'struct', (15, 32767), None, (15, 32767), 1, None, False, (
+                    ('replica_id', 'int32', (15, 32767), None, None, None, -1, False, None),
+                    ('replica_epoch', 'int64', (15, 32767), None, None, None, -1, False, None),
+                )),
+                ('max_wait_ms', 'int32', (4, 32767), None, None, None, 0, False, None),
+                ('min_bytes', 'int32', (4, 32767), None, None, None, 0, False, None),
+                ('max_bytes', 'int32', (4, 32767), None, None, None, 2147483647, False, None),
+                ('isolation_level', 'int8', (4, 32767), None, None, None, 0, False, None),
+                ('session_id', 'int32', (7, 32767), None, None, None, 0, False, None),
+                ('session_epoch', 'int32', (7, 32767), None, None, None, -1, False, None),
+                ('topics', '[]struct', (4, 32767), None, None, None, [], False, (
+                    ('topic', 'string', (4, 12), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (13, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (4, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (4, 32767), None, None, None, 0, False, None),
+                        ('current_leader_epoch', 'int32', (9, 32767), None, None, None, -1, False, None),
+                        ('fetch_offset', 'int64', (4, 32767), None, None, None, 0, False, None),
+                        ('last_fetched_epoch', 'int32', (12, 32767), None, None, None, -1, False, None),
+                        ('log_start_offset', 'int64', (5, 32767), None, None, None, -1, False, None),
+                        ('partition_max_bytes', 'int32', (4, 32767), None, None, None, 0, False, None),
+                        ('replica_directory_id', 'uuid', (17, 32767), None, (17, 32767), 0, None, False, None),
+                        ('high_watermark', 'int64', (18, 32767), None, (18, 32767), 1, 9223372036854775807, False, None),
+                    )),
+                )),
+                ('forgotten_topics_data', '[]struct', (7, 32767), None, None, None, [], False, (
+                    ('topic', 'string', (7, 12), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (13, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]int32', (7, 32767), None, None, None, [], False, None),
+                )),
+                ('rack_id', 'string', (11, 32767), None, None, None, '', False, None),
+            )),
+        ],
+        [
+            (0, 3, 12, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic', 'string', (0, 3), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('high_watermark', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('records', 'records', (0, 32767), (0, 32767), None, None, None, False, None),
+                    )),
+                )),
+            )),
+            (4, 18, 12, (
+                ('throttle_time_ms', 'int32', (4, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (7, 32767), None, None, None, 0, False, None),
+                ('session_id', 'int32', (7, 32767), None, None, None, 0, False, None),
+                ('responses', '[]struct', (4, 32767), None, None, None, [], False, (
+                    ('topic', 'string', (4, 12), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (13, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (4, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (4, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (4, 32767), None, None, None, 0, False, None),
+                        ('high_watermark', 'int64', (4, 32767), None, None, None, 0, False, None),
+                        ('last_stable_offset', 'int64', (4, 32767), None, None, None, -1, False, None),
+                        ('log_start_offset', 'int64', (5, 32767), None, None, None, -1, False, None),
+                        ('diverging_epoch', 'struct', (12, 32767), None, (12, 32767), 0, None, False, (
+                            ('epoch', 'int32', (12, 32767), None, None, None, -1, False, None),
+                            ('end_offset', 'int64', (12, 32767), None, None, None, -1, False, None),
+                        )),
+                        ('current_leader', 'struct', (12, 32767), None, (12, 32767), 1, None, False, (
+                            ('leader_id', 'int32', (12, 32767), None, None, None, -1, False, None),
+                            ('leader_epoch', 'int32', (12, 32767), None, None, None, -1, False, None),
+                        )),
+                        ('snapshot_id', 'struct', (12, 32767), None, (12, 32767), 2, None, False, (
+                            ('end_offset', 'int64', (4, 32767), None, None, None, -1, False, None),
+                            ('epoch', 'int32', (4, 32767), None, None, None, -1, False, None),
+                        )),
+                        ('aborted_transactions', '[]struct', (4, 32767), (4, 32767), None, None, [], False, (
+                            ('producer_id', 'int64', (4, 32767), None, None, None, 0, False, None),
+                            ('first_offset', 'int64', (4, 32767), None, None, None, 0, False, None),
+                        )),
+                        ('preferred_read_replica', 'int32', (11, 32767), None, None, None, -1, False, None),
+                        ('records', 'records', (4, 32767), (4, 32767), None, None, None, False, None),
+                    )),
+                )),
+                ('node_endpoints', '[]struct', (16, 32767), None, (16, 32767), 0, [], False, (
+                    ('node_id', 'int32', (16, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (16, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (16, 32767), None, None, None, 0, False, None),
+                    ('rack', 'string', (16, 32767), (16, 32767), None, None, None, False, None),
+                )),
+            )),
+        ],
     ),
     2: (
         'ListOffsets',
-        [(0, 0, 6, (('replica_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('timestamp', 'int64', (0, 32767), None, None, None, 0, False, None), ('max_num_offsets', 'int32', (0, 0), None, None, None, 1, False, None))))))), (1, 11, 6, (('replica_id', 'int32', (1, 32767), None, None, None, 0, False, None), ('isolation_level', 'int8', (2, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None), ('current_leader_epoch', 'int32', (4, 32767), None, None, None, -1, False, None), ('timestamp', 'int64', (1, 32767), None, None, None, 0, False, None))))), ('timeout_ms', 'int32', (10, 32767), None, None, None, 0, False, None)))],
-        [(0, 0, 6, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('old_style_offsets', '[]int64', (0, 0), None, None, None, [], False, None))))),)), (1, 11, 6, (('throttle_time_ms', 'int32', (2, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('timestamp', 'int64', (1, 32767), None, None, None, -1, False, None), ('offset', 'int64', (1, 32767), None, None, None, -1, False, None), ('leader_epoch', 'int32', (4, 32767), None, None, None, -1, False, None)))))))],
+        [
+            (0, 0, 6, (
+                ('replica_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('timestamp', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('max_num_offsets', 'int32', (0, 0), None, None, None, 1, False, None),
+                    )),
+                )),
+            )),
+            (1, 11, 6, (
+                ('replica_id', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('isolation_level', 'int8', (2, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        ('current_leader_epoch', 'int32', (4, 32767), None, None, None, -1, False, None),
+                        ('timestamp', 'int64', (1, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+                ('timeout_ms', 'int32', (10, 32767), None, None, None, 0, False, None),
+            )),
+        ],
+        [
+            (0, 0, 6, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('old_style_offsets', '[]int64', (0, 0), None, None, None, [], False, None),
+                    )),
+                )),
+            )),
+            (1, 11, 6, (
+                ('throttle_time_ms', 'int32', (2, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                        ('timestamp', 'int64', (1, 32767), None, None, None, -1, False, None),
+                        ('offset', 'int64', (1, 32767), None, None, None, -1, False, None),
+                        ('leader_epoch', 'int32', (4, 32767), None, None, None, -1, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     3: (
         'Metadata',
-        [(0, 13, 9, (('topics', '[]struct', (0, 32767), (1, 32767), None, None, [], False, (('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None), ('name', 'string', (0, 32767), (10, 32767), None, None, '', False, None))), ('allow_auto_topic_creation', 'bool', (4, 32767), None, None, None, True, False, None), ('include_cluster_authorized_operations', 'bool', (8, 10), None, None, None, False, False, None), ('include_topic_authorized_operations', 'bool', (8, 32767), None, None, None, False, False, None)))],
-        [(0, 13, 9, (('throttle_time_ms', 'int32', (3, 32767), None, None, None, 0, False, None), ('brokers', '[]struct', (0, 32767), None, None, None, [], False, (('node_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'int32', (0, 32767), None, None, None, 0, False, None), ('rack', 'string', (1, 32767), (1, 32767), None, None, None, False, None))), ('cluster_id', 'string', (2, 32767), (2, 32767), None, None, None, False, None), ('controller_id', 'int32', (1, 32767), None, None, None, -1, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('name', 'string', (0, 32767), (12, 32767), None, None, '', False, None), ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None), ('is_internal', 'bool', (1, 32767), None, None, None, False, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (7, 32767), None, None, None, -1, False, None), ('replica_nodes', '[]int32', (0, 32767), None, None, None, [], False, None), ('isr_nodes', '[]int32', (0, 32767), None, None, None, [], False, None), ('offline_replicas', '[]int32', (5, 32767), None, None, None, [], False, None))), ('topic_authorized_operations', 'int32', (8, 32767), None, None, None, -2147483648, False, None))), ('cluster_authorized_operations', 'int32', (8, 10), None, None, None, -2147483648, False, None), ('error_code', 'int16', (13, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 13, 9, (
+                ('topics', '[]struct', (0, 32767), (1, 32767), None, None, [], False, (
+                    ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None),
+                    ('name', 'string', (0, 32767), (10, 32767), None, None, '', False, None),
+                )),
+                ('allow_auto_topic_creation', 'bool', (4, 32767), None, None, None, True, False, None),
+                ('include_cluster_authorized_operations', 'bool', (8, 10), None, None, None, False, False, None),
+                ('include_topic_authorized_operations', 'bool', (8, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 13, 9, (
+                ('throttle_time_ms', 'int32', (3, 32767), None, None, None, 0, False, None),
+                ('brokers', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('node_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('rack', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                )),
+                ('cluster_id', 'string', (2, 32767), (2, 32767), None, None, None, False, None),
+                ('controller_id', 'int32', (1, 32767), None, None, None, -1, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('name', 'string', (0, 32767), (12, 32767), None, None, '', False, None),
+                    ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None),
+                    ('is_internal', 'bool', (1, 32767), None, None, None, False, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (7, 32767), None, None, None, -1, False, None),
+                        ('replica_nodes', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('isr_nodes', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('offline_replicas', '[]int32', (5, 32767), None, None, None, [], False, None),
+                    )),
+                    ('topic_authorized_operations', 'int32', (8, 32767), None, None, None, -2147483648, False, None),
+                )),
+                ('cluster_authorized_operations', 'int32', (8, 10), None, None, None, -2147483648, False, None),
+                ('error_code', 'int16', (13, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     4: (
         'LeaderAndIsr',
-        [(0, 7, 4, (('controller_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('is_k_raft_controller', 'bool', (7, 32767), None, None, None, False, False, None), ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (2, 32767), None, None, None, -1, False, None), ('type', 'int8', (5, 32767), None, None, None, 0, False, None), ('ungrouped_partition_states', '[]struct', (0, 1), None, None, None, [], False, (('topic_name', 'string', (0, 1), None, None, None, '', False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('isr', '[]int32', (0, 32767), None, None, None, [], False, None), ('partition_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('replicas', '[]int32', (0, 32767), None, None, None, [], False, None), ('adding_replicas', '[]int32', (3, 32767), None, None, None, [], False, None), ('removing_replicas', '[]int32', (3, 32767), None, None, None, [], False, None), ('is_new', 'bool', (1, 32767), None, None, None, False, False, None), ('leader_recovery_state', 'int8', (6, 32767), None, None, None, 0, False, None))), ('topic_states', '[]struct', (2, 32767), None, None, None, [], False, (('topic_name', 'string', (2, 32767), None, None, None, '', False, None), ('topic_id', 'uuid', (5, 32767), None, None, None, None, False, None), ('partition_states', '[]struct', (2, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 1), None, None, None, '', False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('isr', '[]int32', (0, 32767), None, None, None, [], False, None), ('partition_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('replicas', '[]int32', (0, 32767), None, None, None, [], False, None), ('adding_replicas', '[]int32', (3, 32767), None, None, None, [], False, None), ('removing_replicas', '[]int32', (3, 32767), None, None, None, [], False, None), ('is_new', 'bool', (1, 32767), None, None, None, False, False, None), ('leader_recovery_state', 'int8', (6, 32767), None, None, None, 0, False, None))))), ('live_leaders', '[]struct', (0, 32767), None, None, None, [], False, (('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('host_name', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'int32', (0, 32767), None, None, None, 0, False, None)))))],
-        [(0, 7, 4, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('partition_errors', '[]struct', (0, 4), None, None, None, [], False, (('topic_name', 'string', (0, 4), None, None, None, '', False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None))), ('topics', '[]struct', (5, 32767), None, None, None, [], False, (('topic_id', 'uuid', (5, 32767), None, None, None, None, False, None), ('partition_errors', '[]struct', (5, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 4), None, None, None, '', False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 7, 4, (
+                ('controller_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('is_k_raft_controller', 'bool', (7, 32767), None, None, None, False, False, None),
+                ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('broker_epoch', 'int64', (2, 32767), None, None, None, -1, False, None),
+                ('type', 'int8', (5, 32767), None, None, None, 0, False, None),
+                ('ungrouped_partition_states', '[]struct', (0, 1), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 1), None, None, None, '', False, None),
+                    ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('leader', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('isr', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    ('partition_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('replicas', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    ('adding_replicas', '[]int32', (3, 32767), None, None, None, [], False, None),
+                    ('removing_replicas', '[]int32', (3, 32767), None, None, None, [], False, None),
+                    ('is_new', 'bool', (1, 32767), None, None, None, False, False, None),
+                    ('leader_recovery_state', 'int8', (6, 32767), None, None, None, 0, False, None),
+                )),
+                ('topic_states', '[]struct', (2, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (2, 32767), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (5, 32767), None, None, None, None, False, None),
+                    ('partition_states', '[]struct', (2, 32767), None, None, None, [], False, (
+                        ('topic_name', 'string', (0, 1), None, None, None, '', False, None),
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('isr', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('partition_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('replicas', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('adding_replicas', '[]int32', (3, 32767), None, None, None, [], False, None),
+                        ('removing_replicas', '[]int32', (3, 32767), None, None, None, [], False, None),
+                        ('is_new', 'bool', (1, 32767), None, None, None, False, False, None),
+                        ('leader_recovery_state', 'int8', (6, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+                ('live_leaders', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('host_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 7, 4, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('partition_errors', '[]struct', (0, 4), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 4), None, None, None, '', False, None),
+                    ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('topics', '[]struct', (5, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (5, 32767), None, None, None, None, False, None),
+                    ('partition_errors', '[]struct', (5, 32767), None, None, None, [], False, (
+                        ('topic_name', 'string', (0, 4), None, None, None, '', False, None),
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     5: (
         'StopReplica',
-        [(0, 4, 2, (('controller_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('is_k_raft_controller', 'bool', (4, 32767), None, None, None, False, False, None), ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (1, 32767), None, None, None, -1, False, None), ('delete_partitions', 'bool', (0, 2), None, None, None, False, False, None), ('ungrouped_partitions', '[]struct', (0, 0), None, None, None, [], False, (('topic_name', 'string', (0, 0), None, None, None, '', False, None), ('partition_index', 'int32', (0, 0), None, None, None, 0, False, None))), ('topics', '[]struct', (1, 2), None, None, None, [], False, (('name', 'string', (1, 2), None, None, None, '', False, None), ('partition_indexes', '[]int32', (1, 2), None, None, None, [], False, None))), ('topic_states', '[]struct', (3, 32767), None, None, None, [], False, (('topic_name', 'string', (3, 32767), None, None, None, '', False, None), ('partition_states', '[]struct', (3, 32767), None, None, None, [], False, (('partition_index', 'int32', (3, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (3, 32767), None, None, None, -1, False, None), ('delete_partition', 'bool', (3, 32767), None, None, None, False, False, None)))))))],
-        [(0, 4, 2, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('partition_errors', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 4, 2, (
+                ('controller_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('is_k_raft_controller', 'bool', (4, 32767), None, None, None, False, False, None),
+                ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('broker_epoch', 'int64', (1, 32767), None, None, None, -1, False, None),
+                ('delete_partitions', 'bool', (0, 2), None, None, None, False, False, None),
+                ('ungrouped_partitions', '[]struct', (0, 0), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 0), None, None, None, '', False, None),
+                    ('partition_index', 'int32', (0, 0), None, None, None, 0, False, None),
+                )),
+                ('topics', '[]struct', (1, 2), None, None, None, [], False, (
+                    ('name', 'string', (1, 2), None, None, None, '', False, None),
+                    ('partition_indexes', '[]int32', (1, 2), None, None, None, [], False, None),
+                )),
+                ('topic_states', '[]struct', (3, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (3, 32767), None, None, None, '', False, None),
+                    ('partition_states', '[]struct', (3, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (3, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (3, 32767), None, None, None, -1, False, None),
+                        ('delete_partition', 'bool', (3, 32767), None, None, None, False, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 4, 2, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('partition_errors', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     6: (
         'UpdateMetadata',
-        [(0, 8, 6, (('controller_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('is_k_raft_controller', 'bool', (8, 32767), None, None, None, False, False, None), ('type', 'int8', (8, 32767), None, (8, 32767), 0, 0, False, None), ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (5, 32767), None, None, None, -1, False, None), ('ungrouped_partition_states', '[]struct', (0, 4), None, None, None, [], False, (('topic_name', 'string', (0, 4), None, None, None, '', False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('isr', '[]int32', (0, 32767), None, None, None, [], False, None), ('zk_version', 'int32', (0, 32767), None, None, None, 0, False, None), ('replicas', '[]int32', (0, 32767), None, None, None, [], False, None), ('offline_replicas', '[]int32', (4, 32767), None, None, None, [], False, None))), ('topic_states', '[]struct', (5, 32767), None, None, None, [], False, (('topic_name', 'string', (5, 32767), None, None, None, '', False, None), ('topic_id', 'uuid', (7, 32767), None, None, None, None, False, None), ('partition_states', '[]struct', (5, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 4), None, None, None, '', False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('isr', '[]int32', (0, 32767), None, None, None, [], False, None), ('zk_version', 'int32', (0, 32767), None, None, None, 0, False, None), ('replicas', '[]int32', (0, 32767), None, None, None, [], False, None), ('offline_replicas', '[]int32', (4, 32767), None, None, None, [], False, None))))), ('live_brokers', '[]struct', (0, 32767), None, None, None, [], False, (('id', 'int32', (0, 32767), None, None, None, 0, False, None), ('v0_host', 'string', (0, 0), None, None, None, '', False, None), ('v0_port', 'int32', (0, 0), None, None, None, 0, False, None), ('endpoints', '[]struct', (1, 32767), None, None, None, [], False, (('port', 'int32', (1, 32767), None, None, None, 0, False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('listener', 'string', (3, 32767), None, None, None, '', False, None), ('security_protocol', 'int16', (1, 32767), None, None, None, 0, False, None))), ('rack', 'string', (2, 32767), (0, 32767), None, None, '', False, None)))))],
-        [(0, 8, 6, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),))],
+        [
+            (0, 8, 6, (
+                ('controller_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('is_k_raft_controller', 'bool', (8, 32767), None, None, None, False, False, None),
+                ('type', 'int8', (8, 32767), None, (8, 32767), 0, 0, False, None),
+                ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('broker_epoch', 'int64', (5, 32767), None, None, None, -1, False, None),
+                ('ungrouped_partition_states', '[]struct', (0, 4), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 4), None, None, None, '', False, None),
+                    ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('leader', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('isr', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    ('zk_version', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('replicas', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    ('offline_replicas', '[]int32', (4, 32767), None, None, None, [], False, None),
+                )),
+                ('topic_states', '[]struct', (5, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (5, 32767), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (7, 32767), None, None, None, None, False, None),
+                    ('partition_states', '[]struct', (5, 32767), None, None, None, [], False, (
+                        ('topic_name', 'string', (0, 4), None, None, None, '', False, None),
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('controller_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('isr', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('zk_version', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('replicas', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('offline_replicas', '[]int32', (4, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+                ('live_brokers', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('v0_host', 'string', (0, 0), None, None, None, '', False, None),
+                    ('v0_port', 'int32', (0, 0), None, None, None, 0, False, None),
+                    ('endpoints', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('port', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('listener', 'string', (3, 32767), None, None, None, '', False, None),
+                        ('security_protocol', 'int16', (1, 32767), None, None, None, 0, False, None),
+                    )),
+                    ('rack', 'string', (2, 32767), (0, 32767), None, None, '', False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 8, 6, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     7: (
         'ControlledShutdown',
-        [(0, 3, 3, (('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (2, 32767), None, None, None, -1, False, None)))],
-        [(0, 3, 3, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('remaining_partitions', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 3, 3, (
+                ('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('broker_epoch', 'int64', (2, 32767), None, None, None, -1, False, None),
+            )),
+        ],
+        [
+            (0, 3, 3, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('remaining_partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     8: (
         'OffsetCommit',
-        [(0, 1, 8, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('generation_id_or_member_epoch', 'int32', (1, 32767), None, None, None, -1, False, None), ('member_id', 'string', (1, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('committed_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('commit_timestamp', 'int64', (1, 1), None, None, None, -1, False, None), ('committed_metadata', 'string', (0, 32767), (0, 32767), None, None, '', False, None))))))), (2, 10, 8, (('group_id', 'string', (2, 32767), None, None, None, '', False, None), ('generation_id_or_member_epoch', 'int32', (2, 32767), None, None, None, -1, False, None), ('member_id', 'string', (2, 32767), None, None, None, '', False, None), ('group_instance_id', 'string', (7, 32767), (7, 32767), None, None, None, False, None), ('retention_time_ms', 'int64', (2, 4), None, None, None, -1, False, None), ('topics', '[]struct', (2, 32767), None, None, None, [], False, (('name', 'string', (2, 9), None, None, None, '', False, None), ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (('partition_index', 'int32', (2, 32767), None, None, None, 0, False, None), ('committed_offset', 'int64', (2, 32767), None, None, None, 0, False, None), ('committed_leader_epoch', 'int32', (6, 32767), None, None, None, -1, False, None), ('committed_metadata', 'string', (2, 32767), (2, 32767), None, None, '', False, None)))))))],
-        [(0, 1, 8, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None))))),)), (2, 10, 8, (('throttle_time_ms', 'int32', (3, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (2, 32767), None, None, None, [], False, (('name', 'string', (2, 9), None, None, None, '', False, None), ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (('partition_index', 'int32', (2, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (2, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 1, 8, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('generation_id_or_member_epoch', 'int32', (1, 32767), None, None, None, -1, False, None),
+                ('member_id', 'string', (1, 32767), None, None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('committed_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('commit_timestamp', 'int64', (1, 1), None, None, None, -1, False, None),
+                        ('committed_metadata', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    )),
+                )),
+            )),
+            (2, 10, 8, (
+                ('group_id', 'string', (2, 32767), None, None, None, '', False, None),
+                ('generation_id_or_member_epoch', 'int32', (2, 32767), None, None, None, -1, False, None),
+                ('member_id', 'string', (2, 32767), None, None, None, '', False, None),
+                ('group_instance_id', 'string', (7, 32767), (7, 32767), None, None, None, False, None),
+                ('retention_time_ms', 'int64', (2, 4), None, None, None, -1, False, None),
+                ('topics', '[]struct', (2, 32767), None, None, None, [], False, (
+                    ('name', 'string', (2, 9), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (2, 32767), None, None, None, 0, False, None),
+                        ('committed_offset', 'int64', (2, 32767), None, None, None, 0, False, None),
+                        ('committed_leader_epoch', 'int32', (6, 32767), None, None, None, -1, False, None),
+                        ('committed_metadata', 'string', (2, 32767), (2, 32767), None, None, '', False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 8, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+            (2, 10, 8, (
+                ('throttle_time_ms', 'int32', (3, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (2, 32767), None, None, None, [], False, (
+                    ('name', 'string', (2, 9), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (2, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (2, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     9: (
         'OffsetFetch',
-        [(0, 0, 6, (('group_id', 'string', (0, 0), None, None, None, '', False, None), ('topics', '[]struct', (0, 0), None, None, None, [], False, (('name', 'string', (0, 0), None, None, None, '', False, None), ('partition_indexes', '[]int32', (0, 0), None, None, None, [], False, None))))), (1, 10, 6, (('group_id', 'string', (1, 7), None, None, None, '', False, None), ('topics', '[]struct', (1, 7), (2, 7), None, None, [], False, (('name', 'string', (1, 7), None, None, None, '', False, None), ('partition_indexes', '[]int32', (1, 7), None, None, None, [], False, None))), ('groups', '[]struct', (8, 32767), None, None, None, [], False, (('group_id', 'string', (8, 32767), None, None, None, '', False, None), ('member_id', 'string', (9, 32767), (9, 32767), None, None, None, False, None), ('member_epoch', 'int32', (9, 32767), None, None, None, -1, False, None), ('topics', '[]struct', (8, 32767), (8, 32767), None, None, [], False, (('name', 'string', (8, 9), None, None, None, '', False, None), ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None), ('partition_indexes', '[]int32', (8, 32767), None, None, None, [], False, None))))), ('require_stable', 'bool', (7, 32767), None, None, None, False, False, None)))],
-        [(0, 0, 6, (('topics', '[]struct', (0, 0), None, None, None, [], False, (('name', 'string', (0, 0), None, None, None, '', False, None), ('partitions', '[]struct', (0, 0), None, None, None, [], False, (('partition_index', 'int32', (0, 0), None, None, None, 0, False, None), ('committed_offset', 'int64', (0, 0), None, None, None, 0, False, None), ('metadata', 'string', (0, 0), (0, 0), None, None, '', False, None), ('error_code', 'int16', (0, 0), None, None, None, 0, False, None))))),)), (1, 10, 6, (('throttle_time_ms', 'int32', (3, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (1, 7), None, None, None, [], False, (('name', 'string', (1, 7), None, None, None, '', False, None), ('partitions', '[]struct', (1, 7), None, None, None, [], False, (('partition_index', 'int32', (1, 7), None, None, None, 0, False, None), ('committed_offset', 'int64', (1, 7), None, None, None, 0, False, None), ('committed_leader_epoch', 'int32', (5, 7), None, None, None, -1, False, None), ('metadata', 'string', (1, 7), (1, 7), None, None, '', False, None), ('error_code', 'int16', (1, 7), None, None, None, 0, False, None))))), ('error_code', 'int16', (2, 7), None, None, None, 0, False, None), ('groups', '[]struct', (8, 32767), None, None, None, [], False, (('group_id', 'string', (8, 32767), None, None, None, '', False, None), ('topics', '[]struct', (8, 32767), None, None, None, [], False, (('name', 'string', (8, 9), None, None, None, '', False, None), ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (8, 32767), None, None, None, [], False, (('partition_index', 'int32', (8, 32767), None, None, None, 0, False, None), ('committed_offset', 'int64', (8, 32767), None, None, None, 0, False, None), ('committed_leader_epoch', 'int32', (8, 32767), None, None, None, -1, False, None), ('metadata', 'string', (8, 32767), (8, 32767), None, None, '', False, None), ('error_code', 'int16', (8, 32767), None, None, None, 0, False, None))))), ('error_code', 'int16', (8, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 0, 6, (
+                ('group_id', 'string', (0, 0), None, None, None, '', False, None),
+                ('topics', '[]struct', (0, 0), None, None, None, [], False, (
+                    ('name', 'string', (0, 0), None, None, None, '', False, None),
+                    ('partition_indexes', '[]int32', (0, 0), None, None, None, [], False, None),
+                )),
+            )),
+            (1, 10, 6, (
+                ('group_id', 'string', (1, 7), None, None, None, '', False, None),
+                ('topics', '[]struct', (1, 7), (2, 7), None, None, [], False, (
+                    ('name', 'string', (1, 7), None, None, None, '', False, None),
+                    ('partition_indexes', '[]int32', (1, 7), None, None, None, [], False, None),
+                )),
+                ('groups', '[]struct', (8, 32767), None, None, None, [], False, (
+                    ('group_id', 'string', (8, 32767), None, None, None, '', False, None),
+                    ('member_id', 'string', (9, 32767), (9, 32767), None, None, None, False, None),
+                    ('member_epoch', 'int32', (9, 32767), None, None, None, -1, False, None),
+                    ('topics', '[]struct', (8, 32767), (8, 32767), None, None, [], False, (
+                        ('name', 'string', (8, 9), None, None, None, '', False, None),
+                        ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None),
+                        ('partition_indexes', '[]int32', (8, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+                ('require_stable', 'bool', (7, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 0, 6, (
+                ('topics', '[]struct', (0, 0), None, None, None, [], False, (
+                    ('name', 'string', (0, 0), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 0), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 0), None, None, None, 0, False, None),
+                        ('committed_offset', 'int64', (0, 0), None, None, None, 0, False, None),
+                        ('metadata', 'string', (0, 0), (0, 0), None, None, '', False, None),
+                        ('error_code', 'int16', (0, 0), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+            (1, 10, 6, (
+                ('throttle_time_ms', 'int32', (3, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (1, 7), None, None, None, [], False, (
+                    ('name', 'string', (1, 7), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (1, 7), None, None, None, [], False, (
+                        ('partition_index', 'int32', (1, 7), None, None, None, 0, False, None),
+                        ('committed_offset', 'int64', (1, 7), None, None, None, 0, False, None),
+                        ('committed_leader_epoch', 'int32', (5, 7), None, None, None, -1, False, None),
+                        ('metadata', 'string', (1, 7), (1, 7), None, None, '', False, None),
+                        ('error_code', 'int16', (1, 7), None, None, None, 0, False, None),
+                    )),
+                )),
+                ('error_code', 'int16', (2, 7), None, None, None, 0, False, None),
+                ('groups', '[]struct', (8, 32767), None, None, None, [], False, (
+                    ('group_id', 'string', (8, 32767), None, None, None, '', False, None),
+                    ('topics', '[]struct', (8, 32767), None, None, None, [], False, (
+                        ('name', 'string', (8, 9), None, None, None, '', False, None),
+                        ('topic_id', 'uuid', (10, 32767), None, None, None, None, False, None),
+                        ('partitions', '[]struct', (8, 32767), None, None, None, [], False, (
+                            ('partition_index', 'int32', (8, 32767), None, None, None, 0, False, None),
+                            ('committed_offset', 'int64', (8, 32767), None, None, None, 0, False, None),
+                            ('committed_leader_epoch', 'int32', (8, 32767), None, None, None, -1, False, None),
+                            ('metadata', 'string', (8, 32767), (8, 32767), None, None, '', False, None),
+                            ('error_code', 'int16', (8, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                    ('error_code', 'int16', (8, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     10: (
         'FindCoordinator',
-        [(0, 6, 3, (('key', 'string', (0, 3), None, None, None, '', False, None), ('key_type', 'int8', (1, 32767), None, None, None, 0, False, None), ('coordinator_keys', '[]string', (4, 32767), None, None, None, [], False, None)))],
-        [(0, 6, 3, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 3), None, None, None, 0, False, None), ('error_message', 'string', (1, 3), (1, 3), None, None, '', False, None), ('node_id', 'int32', (0, 3), None, None, None, 0, False, None), ('host', 'string', (0, 3), None, None, None, '', False, None), ('port', 'int32', (0, 3), None, None, None, 0, False, None), ('coordinators', '[]struct', (4, 32767), None, None, None, [], False, (('key', 'string', (4, 32767), None, None, None, '', False, None), ('node_id', 'int32', (4, 32767), None, None, None, 0, False, None), ('host', 'string', (4, 32767), None, None, None, '', False, None), ('port', 'int32', (4, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (4, 32767), None, None, None, 0, False, None), ('error_message', 'string', (4, 32767), (4, 32767), None, None, '', False, None)))))],
+        [
+            (0, 6, 3, (
+                ('key', 'string', (0, 3), None, None, None, '', False, None),
+                ('key_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                ('coordinator_keys', '[]string', (4, 32767), None, None, None, [], False, None),
+            )),
+        ],
+        [
+            (0, 6, 3, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 3), None, None, None, 0, False, None),
+                ('error_message', 'string', (1, 3), (1, 3), None, None, '', False, None),
+                ('node_id', 'int32', (0, 3), None, None, None, 0, False, None),
+                ('host', 'string', (0, 3), None, None, None, '', False, None),
+                ('port', 'int32', (0, 3), None, None, None, 0, False, None),
+                ('coordinators', '[]struct', (4, 32767), None, None, None, [], False, (
+                    ('key', 'string', (4, 32767), None, None, None, '', False, None),
+                    ('node_id', 'int32', (4, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (4, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (4, 32767), None, None, None, 0, False, None),
+                    ('error_code', 'int16', (4, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (4, 32767), (4, 32767), None, None, '', False, None),
+                )),
+            )),
+        ],
     ),
     11: (
         'JoinGroup',
-        [(0, 9, 6, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('session_timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('rebalance_timeout_ms', 'int32', (1, 32767), None, None, None, -1, False, None), ('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('group_instance_id', 'string', (5, 32767), (5, 32767), None, None, None, False, None), ('protocol_type', 'string', (0, 32767), None, None, None, '', False, None), ('protocols', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('metadata', 'bytes', (0, 32767), None, None, None, b'', False, None))), ('reason', 'string', (8, 32767), (8, 32767), None, None, None, False, None)))],
-        [(0, 9, 6, (('throttle_time_ms', 'int32', (2, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('generation_id', 'int32', (0, 32767), None, None, None, -1, False, None), ('protocol_type', 'string', (7, 32767), (7, 32767), None, None, None, False, None), ('protocol_name', 'string', (0, 32767), (7, 32767), None, None, '', False, None), ('leader', 'string', (0, 32767), None, None, None, '', False, None), ('skip_assignment', 'bool', (9, 32767), None, None, None, False, False, None), ('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('members', '[]struct', (0, 32767), None, None, None, [], False, (('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('group_instance_id', 'string', (5, 32767), (5, 32767), None, None, None, False, None), ('metadata', 'bytes', (0, 32767), None, None, None, b'', False, None)))))],
+        [
+            (0, 9, 6, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('session_timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('rebalance_timeout_ms', 'int32', (1, 32767), None, None, None, -1, False, None),
+                ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('group_instance_id', 'string', (5, 32767), (5, 32767), None, None, None, False, None),
+                ('protocol_type', 'string', (0, 32767), None, None, None, '', False, None),
+                ('protocols', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('metadata', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                )),
+                ('reason', 'string', (8, 32767), (8, 32767), None, None, None, False, None),
+            )),
+        ],
+        [
+            (0, 9, 6, (
+                ('throttle_time_ms', 'int32', (2, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('generation_id', 'int32', (0, 32767), None, None, None, -1, False, None),
+                ('protocol_type', 'string', (7, 32767), (7, 32767), None, None, None, False, None),
+                ('protocol_name', 'string', (0, 32767), (7, 32767), None, None, '', False, None),
+                ('leader', 'string', (0, 32767), None, None, None, '', False, None),
+                ('skip_assignment', 'bool', (9, 32767), None, None, None, False, False, None),
+                ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('members', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('group_instance_id', 'string', (5, 32767), (5, 32767), None, None, None, False, None),
+                    ('metadata', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                )),
+            )),
+        ],
     ),
     12: (
         'Heartbeat',
-        [(0, 4, 4, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('generation_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('group_instance_id', 'string', (3, 32767), (3, 32767), None, None, None, False, None)))],
-        [(0, 4, 4, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 4, 4, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('generation_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('group_instance_id', 'string', (3, 32767), (3, 32767), None, None, None, False, None),
+            )),
+        ],
+        [
+            (0, 4, 4, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     13: (
         'LeaveGroup',
-        [(0, 5, 4, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('member_id', 'string', (0, 2), None, None, None, '', False, None), ('members', '[]struct', (3, 32767), None, None, None, [], False, (('member_id', 'string', (3, 32767), None, None, None, '', False, None), ('group_instance_id', 'string', (3, 32767), (3, 32767), None, None, None, False, None), ('reason', 'string', (5, 32767), (5, 32767), None, None, None, False, None)))))],
-        [(0, 5, 4, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('members', '[]struct', (3, 32767), None, None, None, [], False, (('member_id', 'string', (3, 32767), None, None, None, '', False, None), ('group_instance_id', 'string', (3, 32767), (3, 32767), None, None, '', False, None), ('error_code', 'int16', (3, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 5, 4, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('member_id', 'string', (0, 2), None, None, None, '', False, None),
+                ('members', '[]struct', (3, 32767), None, None, None, [], False, (
+                    ('member_id', 'string', (3, 32767), None, None, None, '', False, None),
+                    ('group_instance_id', 'string', (3, 32767), (3, 32767), None, None, None, False, None),
+                    ('reason', 'string', (5, 32767), (5, 32767), None, None, None, False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 5, 4, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('members', '[]struct', (3, 32767), None, None, None, [], False, (
+                    ('member_id', 'string', (3, 32767), None, None, None, '', False, None),
+                    ('group_instance_id', 'string', (3, 32767), (3, 32767), None, None, '', False, None),
+                    ('error_code', 'int16', (3, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     14: (
         'SyncGroup',
-        [(0, 5, 4, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('generation_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('group_instance_id', 'string', (3, 32767), (3, 32767), None, None, None, False, None), ('protocol_type', 'string', (5, 32767), (5, 32767), None, None, None, False, None), ('protocol_name', 'string', (5, 32767), (5, 32767), None, None, None, False, None), ('assignments', '[]struct', (0, 32767), None, None, None, [], False, (('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('assignment', 'bytes', (0, 32767), None, None, None, b'', False, None)))))],
-        [(0, 5, 4, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('protocol_type', 'string', (5, 32767), (5, 32767), None, None, None, False, None), ('protocol_name', 'string', (5, 32767), (5, 32767), None, None, None, False, None), ('assignment', 'bytes', (0, 32767), None, None, None, b'', False, None)))],
+        [
+            (0, 5, 4, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('generation_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('group_instance_id', 'string', (3, 32767), (3, 32767), None, None, None, False, None),
+                ('protocol_type', 'string', (5, 32767), (5, 32767), None, None, None, False, None),
+                ('protocol_name', 'string', (5, 32767), (5, 32767), None, None, None, False, None),
+                ('assignments', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('assignment', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 5, 4, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('protocol_type', 'string', (5, 32767), (5, 32767), None, None, None, False, None),
+                ('protocol_name', 'string', (5, 32767), (5, 32767), None, None, None, False, None),
+                ('assignment', 'bytes', (0, 32767), None, None, None, b'', False, None),
+            )),
+        ],
     ),
     15: (
         'DescribeGroups',
-        [(0, 6, 5, (('groups', '[]string', (0, 32767), None, None, None, [], False, None), ('include_authorized_operations', 'bool', (3, 32767), None, None, None, False, False, None)))],
-        [(0, 6, 5, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('groups', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (6, 32767), (6, 32767), None, None, None, False, None), ('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('group_state', 'string', (0, 32767), None, None, None, '', False, None), ('protocol_type', 'string', (0, 32767), None, None, None, '', False, None), ('protocol_data', 'string', (0, 32767), None, None, None, '', False, None), ('members', '[]struct', (0, 32767), None, None, None, [], False, (('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('group_instance_id', 'string', (4, 32767), (4, 32767), None, None, None, False, None), ('client_id', 'string', (0, 32767), None, None, None, '', False, None), ('client_host', 'string', (0, 32767), None, None, None, '', False, None), ('member_metadata', 'bytes', (0, 32767), None, None, None, b'', False, None), ('member_assignment', 'bytes', (0, 32767), None, None, None, b'', False, None))), ('authorized_operations', 'int32', (3, 32767), None, None, None, -2147483648, False, None)))))],
+        [
+            (0, 6, 5, (
+                ('groups', '[]string', (0, 32767), None, None, None, [], False, None),
+                ('include_authorized_operations', 'bool', (3, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 6, 5, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('groups', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (6, 32767), (6, 32767), None, None, None, False, None),
+                    ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('group_state', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('protocol_type', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('protocol_data', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('members', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('group_instance_id', 'string', (4, 32767), (4, 32767), None, None, None, False, None),
+                        ('client_id', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('client_host', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('member_metadata', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                        ('member_assignment', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                    )),
+                    ('authorized_operations', 'int32', (3, 32767), None, None, None, -2147483648, False, None),
+                )),
+            )),
+        ],
     ),
     16: (
         'ListGroups',
-        [(0, 5, 3, (('states_filter', '[]string', (4, 32767), None, None, None, [], False, None), ('types_filter', '[]string', (5, 32767), None, None, None, [], False, None)))],
-        [(0, 5, 3, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('groups', '[]struct', (0, 32767), None, None, None, [], False, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('protocol_type', 'string', (0, 32767), None, None, None, '', False, None), ('group_state', 'string', (4, 32767), None, None, None, '', False, None), ('group_type', 'string', (5, 32767), None, None, None, '', False, None)))))],
+        [
+            (0, 5, 3, (
+                ('states_filter', '[]string', (4, 32767), None, None, None, [], False, None),
+                ('types_filter', '[]string', (5, 32767), None, None, None, [], False, None),
+            )),
+        ],
+        [
+            (0, 5, 3, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('groups', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('protocol_type', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('group_state', 'string', (4, 32767), None, None, None, '', False, None),
+                    ('group_type', 'string', (5, 32767), None, None, None, '', False, None),
+                )),
+            )),
+        ],
     ),
     17: (
         'SaslHandshake',
-        [(0, 1, None, (('mechanism', 'string', (0, 32767), None, None, None, '', False, None),))],
-        [(0, 1, None, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('mechanisms', '[]string', (0, 32767), None, None, None, [], False, None)))],
+        [
+            (0, 1, None, (
+                ('mechanism', 'string', (0, 32767), None, None, None, '', False, None),
+            )),
+        ],
+        [
+            (0, 1, None, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('mechanisms', '[]string', (0, 32767), None, None, None, [], False, None),
+            )),
+        ],
     ),
     18: (
         'ApiVersions',
-        [(0, 4, 3, (('client_software_name', 'string', (3, 32767), None, None, None, '', False, None), ('client_software_version', 'string', (3, 32767), None, None, None, '', False, None)))],
-        [(0, 4, 3, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('api_keys', '[]struct', (0, 32767), None, None, None, [], False, (('api_key', 'int16', (0, 32767), None, None, None, 0, False, None), ('min_version', 'int16', (0, 32767), None, None, None, 0, False, None), ('max_version', 'int16', (0, 32767), None, None, None, 0, False, None))), ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('supported_features', '[]struct', (3, 32767), None, (3, 32767), 0, [], False, (('name', 'string', (3, 32767), None, None, None, '', False, None), ('min_version', 'int16', (3, 32767), None, None, None, 0, False, None), ('max_version', 'int16', (3, 32767), None, None, None, 0, False, None))), ('finalized_features_epoch', 'int64', (3, 32767), None, (3, 32767), 1, -1, False, None), ('finalized_features', '[]struct', (3, 32767), None, (3, 32767), 2, [], False, (('name', 'string', (3, 32767), None, None, None, '', False, None), ('max_version_level', 'int16', (3, 32767), None, None, None, 0, False, None), ('min_version_level', 'int16', (3, 32767), None, None, None, 0, False, None))), ('zk_migration_ready', 'bool', (3, 32767), None, (3, 32767), 3, False, False, None)))],
+        [
+            (0, 4, 3, (
+                ('client_software_name', 'string', (3, 32767), None, None, None, '', False, None),
+                ('client_software_version', 'string', (3, 32767), None, None, None, '', False, None),
+            )),
+        ],
+        [
+            (0, 4, 3, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('api_keys', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('api_key', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('min_version', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('max_version', 'int16', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('supported_features', '[]struct', (3, 32767), None, (3, 32767), 0, [], False, (
+                    ('name', 'string', (3, 32767), None, None, None, '', False, None),
+                    ('min_version', 'int16', (3, 32767), None, None, None, 0, False, None),
+                    ('max_version', 'int16', (3, 32767), None, None, None, 0, False, None),
+                )),
+                ('finalized_features_epoch', 'int64', (3, 32767), None, (3, 32767), 1, -1, False, None),
+                ('finalized_features', '[]struct', (3, 32767), None, (3, 32767), 2, [], False, (
+                    ('name', 'string', (3, 32767), None, None, None, '', False, None),
+                    ('max_version_level', 'int16', (3, 32767), None, None, None, 0, False, None),
+                    ('min_version_level', 'int16', (3, 32767), None, None, None, 0, False, None),
+                )),
+                ('zk_migration_ready', 'bool', (3, 32767), None, (3, 32767), 3, False, False, None),
+            )),
+        ],
     ),
     19: (
         'CreateTopics',
-        [(0, 1, 5, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('num_partitions', 'int32', (0, 32767), None, None, None, 0, False, None), ('replication_factor', 'int16', (0, 32767), None, None, None, 0, False, None), ('assignments', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('broker_ids', '[]int32', (0, 32767), None, None, None, [], False, None))), ('configs', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'string', (0, 32767), (0, 32767), None, None, '', False, None))))), ('timeout_ms', 'int32', (0, 32767), None, None, None, 60000, False, None), ('validate_only', 'bool', (1, 32767), None, None, None, False, False, None))), (2, 7, 5, (('topics', '[]struct', (2, 32767), None, None, None, [], False, (('name', 'string', (2, 32767), None, None, None, '', False, None), ('num_partitions', 'int32', (2, 32767), None, None, None, 0, False, None), ('replication_factor', 'int16', (2, 32767), None, None, None, 0, False, None), ('assignments', '[]struct', (2, 32767), None, None, None, [], False, (('partition_index', 'int32', (2, 32767), None, None, None, 0, False, None), ('broker_ids', '[]int32', (2, 32767), None, None, None, [], False, None))), ('configs', '[]struct', (2, 32767), None, None, None, [], False, (('name', 'string', (2, 32767), None, None, None, '', False, None), ('value', 'string', (2, 32767), (2, 32767), None, None, '', False, None))))), ('timeout_ms', 'int32', (2, 32767), None, None, None, 60000, False, None), ('validate_only', 'bool', (2, 32767), None, None, None, False, False, None)))],
-        [(0, 1, 5, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (0, 32767), None, None, '', False, None))),)), (2, 7, 5, (('throttle_time_ms', 'int32', (2, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (2, 32767), None, None, None, [], False, (('name', 'string', (2, 32767), None, None, None, '', False, None), ('topic_id', 'uuid', (7, 32767), None, None, None, None, False, None), ('error_code', 'int16', (2, 32767), None, None, None, 0, False, None), ('error_message', 'string', (2, 32767), (2, 32767), None, None, '', False, None), ('topic_config_error_code', 'int16', (5, 32767), None, (5, 32767), 0, 0, False, None), ('num_partitions', 'int32', (5, 32767), None, None, None, -1, False, None), ('replication_factor', 'int16', (5, 32767), None, None, None, -1, False, None), ('configs', '[]struct', (5, 32767), (5, 32767), None, None, [], False, (('name', 'string', (5, 32767), None, None, None, '', False, None), ('value', 'string', (5, 32767), (5, 32767), None, None, '', False, None), ('read_only', 'bool', (5, 32767), None, None, None, False, False, None), ('config_source', 'int8', (5, 32767), None, None, None, -1, False, None), ('is_sensitive', 'bool', (5, 32767), None, None, None, False, False, None)))))))],
+        [
+            (0, 1, 5, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('num_partitions', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('replication_factor', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('assignments', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('broker_ids', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                    ('configs', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('value', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    )),
+                )),
+                ('timeout_ms', 'int32', (0, 32767), None, None, None, 60000, False, None),
+                ('validate_only', 'bool', (1, 32767), None, None, None, False, False, None),
+            )),
+            (2, 7, 5, (
+                ('topics', '[]struct', (2, 32767), None, None, None, [], False, (
+                    ('name', 'string', (2, 32767), None, None, None, '', False, None),
+                    ('num_partitions', 'int32', (2, 32767), None, None, None, 0, False, None),
+                    ('replication_factor', 'int16', (2, 32767), None, None, None, 0, False, None),
+                    ('assignments', '[]struct', (2, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (2, 32767), None, None, None, 0, False, None),
+                        ('broker_ids', '[]int32', (2, 32767), None, None, None, [], False, None),
+                    )),
+                    ('configs', '[]struct', (2, 32767), None, None, None, [], False, (
+                        ('name', 'string', (2, 32767), None, None, None, '', False, None),
+                        ('value', 'string', (2, 32767), (2, 32767), None, None, '', False, None),
+                    )),
+                )),
+                ('timeout_ms', 'int32', (2, 32767), None, None, None, 60000, False, None),
+                ('validate_only', 'bool', (2, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 1, 5, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (1, 32767), (0, 32767), None, None, '', False, None),
+                )),
+            )),
+            (2, 7, 5, (
+                ('throttle_time_ms', 'int32', (2, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (2, 32767), None, None, None, [], False, (
+                    ('name', 'string', (2, 32767), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (7, 32767), None, None, None, None, False, None),
+                    ('error_code', 'int16', (2, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (2, 32767), (2, 32767), None, None, '', False, None),
+                    ('topic_config_error_code', 'int16', (5, 32767), None, (5, 32767), 0, 0, False, None),
+                    ('num_partitions', 'int32', (5, 32767), None, None, None, -1, False, None),
+                    ('replication_factor', 'int16', (5, 32767), None, None, None, -1, False, None),
+                    ('configs', '[]struct', (5, 32767), (5, 32767), None, None, [], False, (
+                        ('name', 'string', (5, 32767), None, None, None, '', False, None),
+                        ('value', 'string', (5, 32767), (5, 32767), None, None, '', False, None),
+                        ('read_only', 'bool', (5, 32767), None, None, None, False, False, None),
+                        ('config_source', 'int8', (5, 32767), None, None, None, -1, False, None),
+                        ('is_sensitive', 'bool', (5, 32767), None, None, None, False, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     20: (
         'DeleteTopics',
-        [(0, 0, 4, (('topic_names', '[]string', (0, 0), None, None, None, [], False, None), ('timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None))), (1, 6, 4, (('topics', '[]struct', (6, 32767), None, None, None, [], False, (('name', 'string', (6, 32767), (6, 32767), None, None, None, False, None), ('topic_id', 'uuid', (6, 32767), None, None, None, None, False, None))), ('topic_names', '[]string', (1, 5), None, None, None, [], False, None), ('timeout_ms', 'int32', (1, 32767), None, None, None, 0, False, None)))],
-        [(0, 0, 4, (('responses', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None))),)), (1, 6, 4, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('responses', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), (6, 32767), None, None, '', False, None), ('topic_id', 'uuid', (6, 32767), None, None, None, None, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (5, 32767), (5, 32767), None, None, None, False, None)))))],
+        [
+            (0, 0, 4, (
+                ('topic_names', '[]string', (0, 0), None, None, None, [], False, None),
+                ('timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+            )),
+            (1, 6, 4, (
+                ('topics', '[]struct', (6, 32767), None, None, None, [], False, (
+                    ('name', 'string', (6, 32767), (6, 32767), None, None, None, False, None),
+                    ('topic_id', 'uuid', (6, 32767), None, None, None, None, False, None),
+                )),
+                ('topic_names', '[]string', (1, 5), None, None, None, [], False, None),
+                ('timeout_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+            )),
+        ],
+        [
+            (0, 0, 4, (
+                ('responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+            (1, 6, 4, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('responses', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('name', 'string', (1, 32767), (6, 32767), None, None, '', False, None),
+                    ('topic_id', 'uuid', (6, 32767), None, None, None, None, False, None),
+                    ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (5, 32767), (5, 32767), None, None, None, False, None),
+                )),
+            )),
+        ],
     ),
     21: (
         'DeleteRecords',
-        [(0, 2, 2, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('offset', 'int64', (0, 32767), None, None, None, 0, False, None))))), ('timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None)))],
-        [(0, 2, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('low_watermark', 'int64', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 2, 2, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+                ('timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+            )),
+        ],
+        [
+            (0, 2, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('low_watermark', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     22: (
         'InitProducerId',
-        [(0, 6, 2, (('transactional_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('transaction_timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('producer_id', 'int64', (3, 32767), None, None, None, -1, False, None), ('producer_epoch', 'int16', (3, 32767), None, None, None, -1, False, None), ('enable2_pc', 'bool', (6, 32767), None, None, None, False, False, None), ('keep_prepared_txn', 'bool', (6, 32767), None, None, None, False, False, None)))],
-        [(0, 6, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('producer_id', 'int64', (0, 32767), None, None, None, -1, False, None), ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None), ('ongoing_txn_producer_id', 'int64', (6, 32767), None, None, None, -1, False, None), ('ongoing_txn_producer_epoch', 'int16', (6, 32767), None, None, None, -1, False, None)))],
+        [
+            (0, 6, 2, (
+                ('transactional_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('transaction_timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('producer_id', 'int64', (3, 32767), None, None, None, -1, False, None),
+                ('producer_epoch', 'int16', (3, 32767), None, None, None, -1, False, None),
+                ('enable2_pc', 'bool', (6, 32767), None, None, None, False, False, None),
+                ('keep_prepared_txn', 'bool', (6, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 6, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('producer_id', 'int64', (0, 32767), None, None, None, -1, False, None),
+                ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('ongoing_txn_producer_id', 'int64', (6, 32767), None, None, None, -1, False, None),
+                ('ongoing_txn_producer_epoch', 'int16', (6, 32767), None, None, None, -1, False, None),
+            )),
+        ],
     ),
     23: (
         'OffsetForLeaderEpoch',
-        [(0, 1, 4, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None))))),)), (2, 4, 4, (('replica_id', 'int32', (3, 32767), None, None, None, -2, False, None), ('topics', '[]struct', (2, 32767), None, None, None, [], False, (('topic', 'string', (2, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (('partition', 'int32', (2, 32767), None, None, None, 0, False, None), ('current_leader_epoch', 'int32', (2, 32767), None, None, None, -1, False, None), ('leader_epoch', 'int32', (2, 32767), None, None, None, 0, False, None)))))))],
-        [(0, 1, 4, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (1, 32767), None, None, None, -1, False, None), ('end_offset', 'int64', (0, 32767), None, None, None, -1, False, None))))),)), (2, 4, 4, (('throttle_time_ms', 'int32', (2, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (2, 32767), None, None, None, [], False, (('topic', 'string', (2, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (('error_code', 'int16', (2, 32767), None, None, None, 0, False, None), ('partition', 'int32', (2, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (2, 32767), None, None, None, -1, False, None), ('end_offset', 'int64', (2, 32767), None, None, None, -1, False, None)))))))],
+        [
+            (0, 1, 4, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+            (2, 4, 4, (
+                ('replica_id', 'int32', (3, 32767), None, None, None, -2, False, None),
+                ('topics', '[]struct', (2, 32767), None, None, None, [], False, (
+                    ('topic', 'string', (2, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (2, 32767), None, None, None, 0, False, None),
+                        ('current_leader_epoch', 'int32', (2, 32767), None, None, None, -1, False, None),
+                        ('leader_epoch', 'int32', (2, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 4, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (1, 32767), None, None, None, -1, False, None),
+                        ('end_offset', 'int64', (0, 32767), None, None, None, -1, False, None),
+                    )),
+                )),
+            )),
+            (2, 4, 4, (
+                ('throttle_time_ms', 'int32', (2, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (2, 32767), None, None, None, [], False, (
+                    ('topic', 'string', (2, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (
+                        ('error_code', 'int16', (2, 32767), None, None, None, 0, False, None),
+                        ('partition', 'int32', (2, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (2, 32767), None, None, None, -1, False, None),
+                        ('end_offset', 'int64', (2, 32767), None, None, None, -1, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     24: (
         'AddPartitionsToTxn',
-        [(0, 5, 3, (('transactions', '[]struct', (4, 32767), None, None, None, [], False, (('transactional_id', 'string', (4, 32767), None, None, None, '', False, None), ('producer_id', 'int64', (4, 32767), None, None, None, 0, False, None), ('producer_epoch', 'int16', (4, 32767), None, None, None, 0, False, None), ('verify_only', 'bool', (4, 32767), None, None, None, False, False, None), ('topics', '[]struct', (4, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))))), ('v3_and_below_transactional_id', 'string', (0, 3), None, None, None, '', False, None), ('v3_and_below_producer_id', 'int64', (0, 3), None, None, None, 0, False, None), ('v3_and_below_producer_epoch', 'int16', (0, 3), None, None, None, 0, False, None), ('v3_and_below_topics', '[]struct', (0, 3), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None)))))],
-        [(0, 5, 3, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (4, 32767), None, None, None, 0, False, None), ('results_by_transaction', '[]struct', (4, 32767), None, None, None, [], False, (('transactional_id', 'string', (4, 32767), None, None, None, '', False, None), ('topic_results', '[]struct', (4, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('results_by_partition', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('partition_error_code', 'int16', (0, 32767), None, None, None, 0, False, None))))))), ('results_by_topic_v3_and_below', '[]struct', (0, 3), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('results_by_partition', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('partition_error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 5, 3, (
+                ('transactions', '[]struct', (4, 32767), None, None, None, [], False, (
+                    ('transactional_id', 'string', (4, 32767), None, None, None, '', False, None),
+                    ('producer_id', 'int64', (4, 32767), None, None, None, 0, False, None),
+                    ('producer_epoch', 'int16', (4, 32767), None, None, None, 0, False, None),
+                    ('verify_only', 'bool', (4, 32767), None, None, None, False, False, None),
+                    ('topics', '[]struct', (4, 32767), None, None, None, [], False, (
+                        ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+                ('v3_and_below_transactional_id', 'string', (0, 3), None, None, None, '', False, None),
+                ('v3_and_below_producer_id', 'int64', (0, 3), None, None, None, 0, False, None),
+                ('v3_and_below_producer_epoch', 'int16', (0, 3), None, None, None, 0, False, None),
+                ('v3_and_below_topics', '[]struct', (0, 3), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 5, 3, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (4, 32767), None, None, None, 0, False, None),
+                ('results_by_transaction', '[]struct', (4, 32767), None, None, None, [], False, (
+                    ('transactional_id', 'string', (4, 32767), None, None, None, '', False, None),
+                    ('topic_results', '[]struct', (4, 32767), None, None, None, [], False, (
+                        ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('results_by_partition', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('partition_error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+                ('results_by_topic_v3_and_below', '[]struct', (0, 3), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('results_by_partition', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('partition_error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     25: (
         'AddOffsetsToTxn',
-        [(0, 4, 3, (('transactional_id', 'string', (0, 32767), None, None, None, '', False, None), ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None), ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None), ('group_id', 'string', (0, 32767), None, None, None, '', False, None)))],
-        [(0, 4, 3, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 4, 3, (
+                ('transactional_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None),
+                ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+            )),
+        ],
+        [
+            (0, 4, 3, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     26: (
         'EndTxn',
-        [(0, 5, 3, (('transactional_id', 'string', (0, 32767), None, None, None, '', False, None), ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None), ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None), ('committed', 'bool', (0, 32767), None, None, None, False, False, None)))],
-        [(0, 5, 3, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('producer_id', 'int64', (5, 32767), None, None, None, -1, False, None), ('producer_epoch', 'int16', (5, 32767), None, None, None, -1, False, None)))],
+        [
+            (0, 5, 3, (
+                ('transactional_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None),
+                ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('committed', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 5, 3, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('producer_id', 'int64', (5, 32767), None, None, None, -1, False, None),
+                ('producer_epoch', 'int16', (5, 32767), None, None, None, -1, False, None),
+            )),
+        ],
     ),
     27: (
         'WriteTxnMarkers',
-        [(0, 0, 1, (('markers', '[]struct', (0, 32767), None, None, None, [], False, (('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None), ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None), ('transaction_result', 'bool', (0, 32767), None, None, None, False, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partition_indexes', '[]int32', (0, 32767), None, None, None, [], False, None))), ('coordinator_epoch', 'int32', (0, 32767), None, None, None, 0, False, None))),)), (1, 2, 1, (('markers', '[]struct', (1, 32767), None, None, None, [], False, (('producer_id', 'int64', (1, 32767), None, None, None, 0, False, None), ('producer_epoch', 'int16', (1, 32767), None, None, None, 0, False, None), ('transaction_result', 'bool', (1, 32767), None, None, None, False, False, None), ('topics', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), None, None, None, '', False, None), ('partition_indexes', '[]int32', (1, 32767), None, None, None, [], False, None))), ('coordinator_epoch', 'int32', (1, 32767), None, None, None, 0, False, None), ('transaction_version', 'int8', (2, 32767), None, None, None, 0, False, None))),))],
-        [(0, 0, 1, (('markers', '[]struct', (0, 32767), None, None, None, [], False, (('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None))))))),)), (1, 2, 1, (('markers', '[]struct', (1, 32767), None, None, None, [], False, (('producer_id', 'int64', (1, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None))))))),))],
+        [
+            (0, 0, 1, (
+                ('markers', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('transaction_result', 'bool', (0, 32767), None, None, None, False, False, None),
+                    ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('partition_indexes', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                    ('coordinator_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+            (1, 2, 1, (
+                ('markers', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('producer_id', 'int64', (1, 32767), None, None, None, 0, False, None),
+                    ('producer_epoch', 'int16', (1, 32767), None, None, None, 0, False, None),
+                    ('transaction_result', 'bool', (1, 32767), None, None, None, False, False, None),
+                    ('topics', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('name', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('partition_indexes', '[]int32', (1, 32767), None, None, None, [], False, None),
+                    )),
+                    ('coordinator_epoch', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('transaction_version', 'int8', (2, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 1, (
+                ('markers', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+            )),
+            (1, 2, 1, (
+                ('markers', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('producer_id', 'int64', (1, 32767), None, None, None, 0, False, None),
+                    ('topics', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('name', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                            ('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None),
+                            ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+            )),
+        ],
     ),
     28: (
         'TxnOffsetCommit',
-        [(0, 5, 3, (('transactional_id', 'string', (0, 32767), None, None, None, '', False, None), ('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None), ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None), ('generation_id', 'int32', (3, 32767), None, None, None, -1, False, None), ('member_id', 'string', (3, 32767), None, None, None, '', False, None), ('group_instance_id', 'string', (3, 32767), (3, 32767), None, None, None, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('committed_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('committed_leader_epoch', 'int32', (2, 32767), None, None, None, -1, False, None), ('committed_metadata', 'string', (0, 32767), (0, 32767), None, None, '', False, None)))))))],
-        [(0, 5, 3, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 5, 3, (
+                ('transactional_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None),
+                ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('generation_id', 'int32', (3, 32767), None, None, None, -1, False, None),
+                ('member_id', 'string', (3, 32767), None, None, None, '', False, None),
+                ('group_instance_id', 'string', (3, 32767), (3, 32767), None, None, None, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('committed_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('committed_leader_epoch', 'int32', (2, 32767), None, None, None, -1, False, None),
+                        ('committed_metadata', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 5, 3, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     29: (
         'DescribeAcls',
-        [(0, 0, 2, (('resource_type_filter', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('principal_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('host_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('operation', 'int8', (0, 32767), None, None, None, 0, False, None), ('permission_type', 'int8', (0, 32767), None, None, None, 0, False, None))), (1, 3, 2, (('resource_type_filter', 'int8', (1, 32767), None, None, None, 0, False, None), ('resource_name_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('pattern_type_filter', 'int8', (1, 32767), None, None, None, 3, False, None), ('principal_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('host_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('operation', 'int8', (1, 32767), None, None, None, 0, False, None), ('permission_type', 'int8', (1, 32767), None, None, None, 0, False, None)))],
-        [(0, 0, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('resources', '[]struct', (0, 32767), None, None, None, [], False, (('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (0, 32767), None, None, None, '', False, None), ('acls', '[]struct', (0, 32767), None, None, None, [], False, (('principal', 'string', (0, 32767), None, None, None, '', False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('operation', 'int8', (0, 32767), None, None, None, 0, False, None), ('permission_type', 'int8', (0, 32767), None, None, None, 0, False, None))))))), (1, 3, 2, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('resources', '[]struct', (1, 32767), None, None, None, [], False, (('resource_type', 'int8', (1, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (1, 32767), None, None, None, '', False, None), ('pattern_type', 'int8', (1, 32767), None, None, None, 3, False, None), ('acls', '[]struct', (1, 32767), None, None, None, [], False, (('principal', 'string', (1, 32767), None, None, None, '', False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('operation', 'int8', (1, 32767), None, None, None, 0, False, None), ('permission_type', 'int8', (1, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 0, 2, (
+                ('resource_type_filter', 'int8', (0, 32767), None, None, None, 0, False, None),
+                ('resource_name_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('principal_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('host_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('operation', 'int8', (0, 32767), None, None, None, 0, False, None),
+                ('permission_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+            )),
+            (1, 3, 2, (
+                ('resource_type_filter', 'int8', (1, 32767), None, None, None, 0, False, None),
+                ('resource_name_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                ('pattern_type_filter', 'int8', (1, 32767), None, None, None, 3, False, None),
+                ('principal_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                ('host_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                ('operation', 'int8', (1, 32767), None, None, None, 0, False, None),
+                ('permission_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+            )),
+        ],
+        [
+            (0, 0, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('resources', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('acls', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('principal', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('operation', 'int8', (0, 32767), None, None, None, 0, False, None),
+                        ('permission_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+            (1, 3, 2, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                ('resources', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('resource_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('pattern_type', 'int8', (1, 32767), None, None, None, 3, False, None),
+                    ('acls', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('principal', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('operation', 'int8', (1, 32767), None, None, None, 0, False, None),
+                        ('permission_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     30: (
         'CreateAcls',
-        [(0, 0, 2, (('creations', '[]struct', (0, 32767), None, None, None, [], False, (('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (0, 32767), None, None, None, '', False, None), ('principal', 'string', (0, 32767), None, None, None, '', False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('operation', 'int8', (0, 32767), None, None, None, 0, False, None), ('permission_type', 'int8', (0, 32767), None, None, None, 0, False, None))),)), (1, 3, 2, (('creations', '[]struct', (1, 32767), None, None, None, [], False, (('resource_type', 'int8', (1, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (1, 32767), None, None, None, '', False, None), ('resource_pattern_type', 'int8', (1, 32767), None, None, None, 3, False, None), ('principal', 'string', (1, 32767), None, None, None, '', False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('operation', 'int8', (1, 32767), None, None, None, 0, False, None), ('permission_type', 'int8', (1, 32767), None, None, None, 0, False, None))),))],
-        [(0, 0, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('results', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None))))), (1, 3, 2, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('results', '[]struct', (1, 32767), None, None, None, [], False, (('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, '', False, None)))))],
+        [
+            (0, 0, 2, (
+                ('creations', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('principal', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('operation', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('permission_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+            (1, 3, 2, (
+                ('creations', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('resource_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('resource_pattern_type', 'int8', (1, 32767), None, None, None, 3, False, None),
+                    ('principal', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('operation', 'int8', (1, 32767), None, None, None, 0, False, None),
+                    ('permission_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                )),
+            )),
+            (1, 3, 2, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                )),
+            )),
+        ],
     ),
     31: (
         'DeleteAcls',
-        [(0, 0, 2, (('filters', '[]struct', (0, 32767), None, None, None, [], False, (('resource_type_filter', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('principal_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('host_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('operation', 'int8', (0, 32767), None, None, None, 0, False, None), ('permission_type', 'int8', (0, 32767), None, None, None, 0, False, None))),)), (1, 3, 2, (('filters', '[]struct', (1, 32767), None, None, None, [], False, (('resource_type_filter', 'int8', (1, 32767), None, None, None, 0, False, None), ('resource_name_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('pattern_type_filter', 'int8', (1, 32767), None, None, None, 3, False, None), ('principal_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('host_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('operation', 'int8', (1, 32767), None, None, None, 0, False, None), ('permission_type', 'int8', (1, 32767), None, None, None, 0, False, None))),))],
-        [(0, 0, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('filter_results', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('matching_acls', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (0, 32767), None, None, None, '', False, None), ('principal', 'string', (0, 32767), None, None, None, '', False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('operation', 'int8', (0, 32767), None, None, None, 0, False, None), ('permission_type', 'int8', (0, 32767), None, None, None, 0, False, None))))))), (1, 3, 2, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('filter_results', '[]struct', (1, 32767), None, None, None, [], False, (('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('matching_acls', '[]struct', (1, 32767), None, None, None, [], False, (('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('resource_type', 'int8', (1, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (1, 32767), None, None, None, '', False, None), ('pattern_type', 'int8', (1, 32767), None, None, None, 3, False, None), ('principal', 'string', (1, 32767), None, None, None, '', False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('operation', 'int8', (1, 32767), None, None, None, 0, False, None), ('permission_type', 'int8', (1, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 0, 2, (
+                ('filters', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('resource_type_filter', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('resource_name_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    ('principal_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    ('host_filter', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    ('operation', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('permission_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+            (1, 3, 2, (
+                ('filters', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('resource_type_filter', 'int8', (1, 32767), None, None, None, 0, False, None),
+                    ('resource_name_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                    ('pattern_type_filter', 'int8', (1, 32767), None, None, None, 3, False, None),
+                    ('principal_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                    ('host_filter', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                    ('operation', 'int8', (1, 32767), None, None, None, 0, False, None),
+                    ('permission_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('filter_results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    ('matching_acls', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                        ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                        ('resource_name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('principal', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('operation', 'int8', (0, 32767), None, None, None, 0, False, None),
+                        ('permission_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+            (1, 3, 2, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('filter_results', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                    ('matching_acls', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                        ('resource_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                        ('resource_name', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('pattern_type', 'int8', (1, 32767), None, None, None, 3, False, None),
+                        ('principal', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('operation', 'int8', (1, 32767), None, None, None, 0, False, None),
+                        ('permission_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     32: (
         'DescribeConfigs',
-        [(0, 0, 4, (('resources', '[]struct', (0, 32767), None, None, None, [], False, (('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (0, 32767), None, None, None, '', False, None), ('configuration_keys', '[]string', (0, 32767), (0, 32767), None, None, [], False, None))),)), (1, 4, 4, (('resources', '[]struct', (1, 32767), None, None, None, [], False, (('resource_type', 'int8', (1, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (1, 32767), None, None, None, '', False, None), ('configuration_keys', '[]string', (1, 32767), (1, 32767), None, None, [], False, None))), ('include_synonyms', 'bool', (1, 32767), None, None, None, False, False, None), ('include_documentation', 'bool', (3, 32767), None, None, None, False, False, None)))],
-        [(0, 0, 4, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('results', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (0, 32767), None, None, None, '', False, None), ('configs', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('read_only', 'bool', (0, 32767), None, None, None, False, False, None), ('is_default', 'bool', (0, 0), None, None, None, False, False, None), ('is_sensitive', 'bool', (0, 32767), None, None, None, False, False, None))))))), (1, 4, 4, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('results', '[]struct', (1, 32767), None, None, None, [], False, (('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('resource_type', 'int8', (1, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (1, 32767), None, None, None, '', False, None), ('configs', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), None, None, None, '', False, None), ('value', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('read_only', 'bool', (1, 32767), None, None, None, False, False, None), ('config_source', 'int8', (1, 32767), None, None, None, -1, False, None), ('is_sensitive', 'bool', (1, 32767), None, None, None, False, False, None), ('synonyms', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), None, None, None, '', False, None), ('value', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('source', 'int8', (1, 32767), None, None, None, 0, False, None))), ('config_type', 'int8', (3, 32767), None, None, None, 0, False, None), ('documentation', 'string', (3, 32767), (1, 32767), None, None, '', False, None)))))))],
+        [
+            (0, 0, 4, (
+                ('resources', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('configuration_keys', '[]string', (0, 32767), (0, 32767), None, None, [], False, None),
+                )),
+            )),
+            (1, 4, 4, (
+                ('resources', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('resource_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('configuration_keys', '[]string', (1, 32767), (1, 32767), None, None, [], False, None),
+                )),
+                ('include_synonyms', 'bool', (1, 32767), None, None, None, False, False, None),
+                ('include_documentation', 'bool', (3, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 0, 4, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('configs', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('value', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                        ('read_only', 'bool', (0, 32767), None, None, None, False, False, None),
+                        ('is_default', 'bool', (0, 0), None, None, None, False, False, None),
+                        ('is_sensitive', 'bool', (0, 32767), None, None, None, False, False, None),
+                    )),
+                )),
+            )),
+            (1, 4, 4, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                    ('resource_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('configs', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('name', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('value', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                        ('read_only', 'bool', (1, 32767), None, None, None, False, False, None),
+                        ('config_source', 'int8', (1, 32767), None, None, None, -1, False, None),
+                        ('is_sensitive', 'bool', (1, 32767), None, None, None, False, False, None),
+                        ('synonyms', '[]struct', (1, 32767), None, None, None, [], False, (
+                            ('name', 'string', (1, 32767), None, None, None, '', False, None),
+                            ('value', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                            ('source', 'int8', (1, 32767), None, None, None, 0, False, None),
+                        )),
+                        ('config_type', 'int8', (3, 32767), None, None, None, 0, False, None),
+                        ('documentation', 'string', (3, 32767), (1, 32767), None, None, '', False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     33: (
         'AlterConfigs',
-        [(0, 2, 2, (('resources', '[]struct', (0, 32767), None, None, None, [], False, (('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (0, 32767), None, None, None, '', False, None), ('configs', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'string', (0, 32767), (0, 32767), None, None, '', False, None))))), ('validate_only', 'bool', (0, 32767), None, None, None, False, False, None)))],
-        [(0, 2, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('responses', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (0, 32767), None, None, None, '', False, None)))))],
+        [
+            (0, 2, 2, (
+                ('resources', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('configs', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('value', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    )),
+                )),
+                ('validate_only', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 2, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (0, 32767), None, None, None, '', False, None),
+                )),
+            )),
+        ],
     ),
     34: (
         'AlterReplicaLogDirs',
-        [(0, 0, 2, (('dirs', '[]struct', (0, 32767), None, None, None, [], False, (('path', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))))),)), (1, 2, 2, (('dirs', '[]struct', (1, 32767), None, None, None, [], False, (('path', 'string', (1, 32767), None, None, None, '', False, None), ('topics', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (1, 32767), None, None, None, [], False, None))))),))],
-        [(0, 0, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('results', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None))))))), (1, 2, 2, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('results', '[]struct', (1, 32767), None, None, None, [], False, (('topic_name', 'string', (1, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 0, 2, (
+                ('dirs', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('path', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+            )),
+            (1, 2, 2, (
+                ('dirs', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('path', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('topics', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('name', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]int32', (1, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+            (1, 2, 2, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     35: (
         'DescribeLogDirs',
-        [(0, 0, 2, (('topics', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (('topic', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))),)), (1, 5, 2, (('topics', '[]struct', (1, 32767), (1, 32767), None, None, [], False, (('topic', 'string', (1, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (1, 32767), None, None, None, [], False, None))),))],
-        [(0, 0, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('results', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('log_dir', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('partition_size', 'int64', (0, 32767), None, None, None, 0, False, None), ('offset_lag', 'int64', (0, 32767), None, None, None, 0, False, None), ('is_future_key', 'bool', (0, 32767), None, None, None, False, False, None))))))))), (1, 5, 2, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (3, 32767), None, None, None, 0, False, None), ('results', '[]struct', (1, 32767), None, None, None, [], False, (('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('log_dir', 'string', (1, 32767), None, None, None, '', False, None), ('topics', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None), ('partition_size', 'int64', (1, 32767), None, None, None, 0, False, None), ('offset_lag', 'int64', (1, 32767), None, None, None, 0, False, None), ('is_future_key', 'bool', (1, 32767), None, None, None, False, False, None))))), ('total_bytes', 'int64', (4, 32767), None, None, None, -1, False, None), ('usable_bytes', 'int64', (4, 32767), None, None, None, -1, False, None), ('is_cordoned', 'bool', (5, 32767), None, None, None, False, False, None)))))],
+        [
+            (0, 0, 2, (
+                ('topics', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (
+                    ('topic', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+            )),
+            (1, 5, 2, (
+                ('topics', '[]struct', (1, 32767), (1, 32767), None, None, [], False, (
+                    ('topic', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]int32', (1, 32767), None, None, None, [], False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('log_dir', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('partition_size', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('offset_lag', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('is_future_key', 'bool', (0, 32767), None, None, None, False, False, None),
+                        )),
+                    )),
+                )),
+            )),
+            (1, 5, 2, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (3, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                    ('log_dir', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('topics', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('name', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                            ('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None),
+                            ('partition_size', 'int64', (1, 32767), None, None, None, 0, False, None),
+                            ('offset_lag', 'int64', (1, 32767), None, None, None, 0, False, None),
+                            ('is_future_key', 'bool', (1, 32767), None, None, None, False, False, None),
+                        )),
+                    )),
+                    ('total_bytes', 'int64', (4, 32767), None, None, None, -1, False, None),
+                    ('usable_bytes', 'int64', (4, 32767), None, None, None, -1, False, None),
+                    ('is_cordoned', 'bool', (5, 32767), None, None, None, False, False, None),
+                )),
+            )),
+        ],
     ),
     36: (
         'SaslAuthenticate',
-        [(0, 2, 2, (('auth_bytes', 'bytes', (0, 32767), None, None, None, b'', False, None),))],
-        [(0, 2, 2, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('auth_bytes', 'bytes', (0, 32767), None, None, None, b'', False, None), ('session_lifetime_ms', 'int64', (1, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 2, 2, (
+                ('auth_bytes', 'bytes', (0, 32767), None, None, None, b'', False, None),
+            )),
+        ],
+        [
+            (0, 2, 2, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('auth_bytes', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                ('session_lifetime_ms', 'int64', (1, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     37: (
         'CreatePartitions',
-        [(0, 3, 2, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('count', 'int32', (0, 32767), None, None, None, 0, False, None), ('assignments', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (('broker_ids', '[]int32', (0, 32767), None, None, None, [], False, None),)))), ('timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('validate_only', 'bool', (0, 32767), None, None, None, False, False, None)))],
-        [(0, 3, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('results', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None)))))],
+        [
+            (0, 3, 2, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('count', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('assignments', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (
+                        ('broker_ids', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+                ('timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('validate_only', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 3, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                )),
+            )),
+        ],
     ),
     38: (
         'CreateDelegationToken',
-        [(0, 0, 2, (('renewers', '[]struct', (0, 32767), None, None, None, [], False, (('principal_type', 'string', (0, 32767), None, None, None, '', False, None), ('principal_name', 'string', (0, 32767), None, None, None, '', False, None))), ('max_lifetime_ms', 'int64', (0, 32767), None, None, None, 0, False, None))), (1, 3, 2, (('owner_principal_type', 'string', (3, 32767), (3, 32767), None, None, '', False, None), ('owner_principal_name', 'string', (3, 32767), (3, 32767), None, None, '', False, None), ('renewers', '[]struct', (1, 32767), None, None, None, [], False, (('principal_type', 'string', (1, 32767), None, None, None, '', False, None), ('principal_name', 'string', (1, 32767), None, None, None, '', False, None))), ('max_lifetime_ms', 'int64', (1, 32767), None, None, None, 0, False, None)))],
-        [(0, 0, 2, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('principal_type', 'string', (0, 32767), None, None, None, '', False, None), ('principal_name', 'string', (0, 32767), None, None, None, '', False, None), ('issue_timestamp_ms', 'int64', (0, 32767), None, None, None, 0, False, None), ('expiry_timestamp_ms', 'int64', (0, 32767), None, None, None, 0, False, None), ('max_timestamp_ms', 'int64', (0, 32767), None, None, None, 0, False, None), ('token_id', 'string', (0, 32767), None, None, None, '', False, None), ('hmac', 'bytes', (0, 32767), None, None, None, b'', False, None), ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None))), (1, 3, 2, (('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('principal_type', 'string', (1, 32767), None, None, None, '', False, None), ('principal_name', 'string', (1, 32767), None, None, None, '', False, None), ('token_requester_principal_type', 'string', (3, 32767), None, None, None, '', False, None), ('token_requester_principal_name', 'string', (3, 32767), None, None, None, '', False, None), ('issue_timestamp_ms', 'int64', (1, 32767), None, None, None, 0, False, None), ('expiry_timestamp_ms', 'int64', (1, 32767), None, None, None, 0, False, None), ('max_timestamp_ms', 'int64', (1, 32767), None, None, None, 0, False, None), ('token_id', 'string', (1, 32767), None, None, None, '', False, None), ('hmac', 'bytes', (1, 32767), None, None, None, b'', False, None), ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 0, 2, (
+                ('renewers', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('principal_type', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('principal_name', 'string', (0, 32767), None, None, None, '', False, None),
+                )),
+                ('max_lifetime_ms', 'int64', (0, 32767), None, None, None, 0, False, None),
+            )),
+            (1, 3, 2, (
+                ('owner_principal_type', 'string', (3, 32767), (3, 32767), None, None, '', False, None),
+                ('owner_principal_name', 'string', (3, 32767), (3, 32767), None, None, '', False, None),
+                ('renewers', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('principal_type', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('principal_name', 'string', (1, 32767), None, None, None, '', False, None),
+                )),
+                ('max_lifetime_ms', 'int64', (1, 32767), None, None, None, 0, False, None),
+            )),
+        ],
+        [
+            (0, 0, 2, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('principal_type', 'string', (0, 32767), None, None, None, '', False, None),
+                ('principal_name', 'string', (0, 32767), None, None, None, '', False, None),
+                ('issue_timestamp_ms', 'int64', (0, 32767), None, None, None, 0, False, None),
+                ('expiry_timestamp_ms', 'int64', (0, 32767), None, None, None, 0, False, None),
+                ('max_timestamp_ms', 'int64', (0, 32767), None, None, None, 0, False, None),
+                ('token_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('hmac', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+            )),
+            (1, 3, 2, (
+                ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                ('principal_type', 'string', (1, 32767), None, None, None, '', False, None),
+                ('principal_name', 'string', (1, 32767), None, None, None, '', False, None),
+                ('token_requester_principal_type', 'string', (3, 32767), None, None, None, '', False, None),
+                ('token_requester_principal_name', 'string', (3, 32767), None, None, None, '', False, None),
+                ('issue_timestamp_ms', 'int64', (1, 32767), None, None, None, 0, False, None),
+                ('expiry_timestamp_ms', 'int64', (1, 32767), None, None, None, 0, False, None),
+                ('max_timestamp_ms', 'int64', (1, 32767), None, None, None, 0, False, None),
+                ('token_id', 'string', (1, 32767), None, None, None, '', False, None),
+                ('hmac', 'bytes', (1, 32767), None, None, None, b'', False, None),
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     39: (
         'RenewDelegationToken',
-        [(0, 0, 2, (('hmac', 'bytes', (0, 32767), None, None, None, b'', False, None), ('renew_period_ms', 'int64', (0, 32767), None, None, None, 0, False, None))), (1, 2, 2, (('hmac', 'bytes', (1, 32767), None, None, None, b'', False, None), ('renew_period_ms', 'int64', (1, 32767), None, None, None, 0, False, None)))],
-        [(0, 0, 2, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('expiry_timestamp_ms', 'int64', (0, 32767), None, None, None, 0, False, None), ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None))), (1, 2, 2, (('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('expiry_timestamp_ms', 'int64', (1, 32767), None, None, None, 0, False, None), ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 0, 2, (
+                ('hmac', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                ('renew_period_ms', 'int64', (0, 32767), None, None, None, 0, False, None),
+            )),
+            (1, 2, 2, (
+                ('hmac', 'bytes', (1, 32767), None, None, None, b'', False, None),
+                ('renew_period_ms', 'int64', (1, 32767), None, None, None, 0, False, None),
+            )),
+        ],
+        [
+            (0, 0, 2, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('expiry_timestamp_ms', 'int64', (0, 32767), None, None, None, 0, False, None),
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+            )),
+            (1, 2, 2, (
+                ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                ('expiry_timestamp_ms', 'int64', (1, 32767), None, None, None, 0, False, None),
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     40: (
         'ExpireDelegationToken',
-        [(0, 0, 2, (('hmac', 'bytes', (0, 32767), None, None, None, b'', False, None), ('expiry_time_period_ms', 'int64', (0, 32767), None, None, None, 0, False, None))), (1, 2, 2, (('hmac', 'bytes', (1, 32767), None, None, None, b'', False, None), ('expiry_time_period_ms', 'int64', (1, 32767), None, None, None, 0, False, None)))],
-        [(0, 0, 2, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('expiry_timestamp_ms', 'int64', (0, 32767), None, None, None, 0, False, None), ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None))), (1, 2, 2, (('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('expiry_timestamp_ms', 'int64', (1, 32767), None, None, None, 0, False, None), ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 0, 2, (
+                ('hmac', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                ('expiry_time_period_ms', 'int64', (0, 32767), None, None, None, 0, False, None),
+            )),
+            (1, 2, 2, (
+                ('hmac', 'bytes', (1, 32767), None, None, None, b'', False, None),
+                ('expiry_time_period_ms', 'int64', (1, 32767), None, None, None, 0, False, None),
+            )),
+        ],
+        [
+            (0, 0, 2, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('expiry_timestamp_ms', 'int64', (0, 32767), None, None, None, 0, False, None),
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+            )),
+            (1, 2, 2, (
+                ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                ('expiry_timestamp_ms', 'int64', (1, 32767), None, None, None, 0, False, None),
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     41: (
         'DescribeDelegationToken',
-        [(0, 0, 2, (('owners', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (('principal_type', 'string', (0, 32767), None, None, None, '', False, None), ('principal_name', 'string', (0, 32767), None, None, None, '', False, None))),)), (1, 3, 2, (('owners', '[]struct', (1, 32767), (1, 32767), None, None, [], False, (('principal_type', 'string', (1, 32767), None, None, None, '', False, None), ('principal_name', 'string', (1, 32767), None, None, None, '', False, None))),))],
-        [(0, 0, 2, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('tokens', '[]struct', (0, 32767), None, None, None, [], False, (('principal_type', 'string', (0, 32767), None, None, None, '', False, None), ('principal_name', 'string', (0, 32767), None, None, None, '', False, None), ('issue_timestamp', 'int64', (0, 32767), None, None, None, 0, False, None), ('expiry_timestamp', 'int64', (0, 32767), None, None, None, 0, False, None), ('max_timestamp', 'int64', (0, 32767), None, None, None, 0, False, None), ('token_id', 'string', (0, 32767), None, None, None, '', False, None), ('hmac', 'bytes', (0, 32767), None, None, None, b'', False, None), ('renewers', '[]struct', (0, 32767), None, None, None, [], False, (('principal_type', 'string', (0, 32767), None, None, None, '', False, None), ('principal_name', 'string', (0, 32767), None, None, None, '', False, None))))), ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None))), (1, 3, 2, (('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('tokens', '[]struct', (1, 32767), None, None, None, [], False, (('principal_type', 'string', (1, 32767), None, None, None, '', False, None), ('principal_name', 'string', (1, 32767), None, None, None, '', False, None), ('token_requester_principal_type', 'string', (3, 32767), None, None, None, '', False, None), ('token_requester_principal_name', 'string', (3, 32767), None, None, None, '', False, None), ('issue_timestamp', 'int64', (1, 32767), None, None, None, 0, False, None), ('expiry_timestamp', 'int64', (1, 32767), None, None, None, 0, False, None), ('max_timestamp', 'int64', (1, 32767), None, None, None, 0, False, None), ('token_id', 'string', (1, 32767), None, None, None, '', False, None), ('hmac', 'bytes', (1, 32767), None, None, None, b'', False, None), ('renewers', '[]struct', (1, 32767), None, None, None, [], False, (('principal_type', 'string', (1, 32767), None, None, None, '', False, None), ('principal_name', 'string', (1, 32767), None, None, None, '', False, None))))), ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 0, 2, (
+                ('owners', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (
+                    ('principal_type', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('principal_name', 'string', (0, 32767), None, None, None, '', False, None),
+                )),
+            )),
+            (1, 3, 2, (
+                ('owners', '[]struct', (1, 32767), (1, 32767), None, None, [], False, (
+                    ('principal_type', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('principal_name', 'string', (1, 32767), None, None, None, '', False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 2, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('tokens', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('principal_type', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('principal_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('issue_timestamp', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    ('expiry_timestamp', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    ('max_timestamp', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    ('token_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('hmac', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                    ('renewers', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('principal_type', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('principal_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    )),
+                )),
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+            )),
+            (1, 3, 2, (
+                ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                ('tokens', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('principal_type', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('principal_name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('token_requester_principal_type', 'string', (3, 32767), None, None, None, '', False, None),
+                    ('token_requester_principal_name', 'string', (3, 32767), None, None, None, '', False, None),
+                    ('issue_timestamp', 'int64', (1, 32767), None, None, None, 0, False, None),
+                    ('expiry_timestamp', 'int64', (1, 32767), None, None, None, 0, False, None),
+                    ('max_timestamp', 'int64', (1, 32767), None, None, None, 0, False, None),
+                    ('token_id', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('hmac', 'bytes', (1, 32767), None, None, None, b'', False, None),
+                    ('renewers', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('principal_type', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('principal_name', 'string', (1, 32767), None, None, None, '', False, None),
+                    )),
+                )),
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     42: (
         'DeleteGroups',
-        [(0, 2, 2, (('groups_names', '[]string', (0, 32767), None, None, None, [], False, None),))],
-        [(0, 2, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('results', '[]struct', (0, 32767), None, None, None, [], False, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 2, 2, (
+                ('groups_names', '[]string', (0, 32767), None, None, None, [], False, None),
+            )),
+        ],
+        [
+            (0, 2, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     43: (
         'ElectLeaders',
-        [(0, 2, 2, (('election_type', 'int8', (1, 32767), None, None, None, 0, False, None), ('topic_partitions', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (('topic', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('timeout_ms', 'int32', (0, 32767), None, None, None, 60000, False, None)))],
-        [(0, 2, 2, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('replica_election_results', '[]struct', (0, 32767), None, None, None, [], False, (('topic', 'string', (0, 32767), None, None, None, '', False, None), ('partition_result', '[]struct', (0, 32767), None, None, None, [], False, (('partition_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None)))))))],
+        [
+            (0, 2, 2, (
+                ('election_type', 'int8', (1, 32767), None, None, None, 0, False, None),
+                ('topic_partitions', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (
+                    ('topic', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+                ('timeout_ms', 'int32', (0, 32767), None, None, None, 60000, False, None),
+            )),
+        ],
+        [
+            (0, 2, 2, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                ('replica_election_results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition_result', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     44: (
         'IncrementalAlterConfigs',
-        [(0, 1, 1, (('resources', '[]struct', (0, 32767), None, None, None, [], False, (('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (0, 32767), None, None, None, '', False, None), ('configs', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('config_operation', 'int8', (0, 32767), None, None, None, 0, False, None), ('value', 'string', (0, 32767), (0, 32767), None, None, '', False, None))))), ('validate_only', 'bool', (0, 32767), None, None, None, False, False, None)))],
-        [(0, 1, 1, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('responses', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('resource_name', 'string', (0, 32767), None, None, None, '', False, None)))))],
+        [
+            (0, 1, 1, (
+                ('resources', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('configs', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('config_operation', 'int8', (0, 32767), None, None, None, 0, False, None),
+                        ('value', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    )),
+                )),
+                ('validate_only', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 1, 1, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    ('resource_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('resource_name', 'string', (0, 32767), None, None, None, '', False, None),
+                )),
+            )),
+        ],
     ),
     45: (
         'AlterPartitionReassignments',
-        [(0, 1, 0, (('timeout_ms', 'int32', (0, 32767), None, None, None, 60000, False, None), ('allow_replication_factor_change', 'bool', (1, 32767), None, None, None, True, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('replicas', '[]int32', (0, 32767), (0, 32767), None, None, None, False, None)))))))],
-        [(0, 1, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('allow_replication_factor_change', 'bool', (1, 32767), None, None, None, True, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('responses', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None)))))))],
+        [
+            (0, 1, 0, (
+                ('timeout_ms', 'int32', (0, 32767), None, None, None, 60000, False, None),
+                ('allow_replication_factor_change', 'bool', (1, 32767), None, None, None, True, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('replicas', '[]int32', (0, 32767), (0, 32767), None, None, None, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('allow_replication_factor_change', 'bool', (1, 32767), None, None, None, True, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     46: (
         'ListPartitionReassignments',
-        [(0, 0, 0, (('timeout_ms', 'int32', (0, 32767), None, None, None, 60000, False, None), ('topics', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partition_indexes', '[]int32', (0, 32767), None, None, None, [], False, None)))))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('replicas', '[]int32', (0, 32767), None, None, None, [], False, None), ('adding_replicas', '[]int32', (0, 32767), None, None, None, [], False, None), ('removing_replicas', '[]int32', (0, 32767), None, None, None, [], False, None)))))))],
+        [
+            (0, 0, 0, (
+                ('timeout_ms', 'int32', (0, 32767), None, None, None, 60000, False, None),
+                ('topics', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition_indexes', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('replicas', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('adding_replicas', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('removing_replicas', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     47: (
         'OffsetDelete',
-        [(0, 0, None, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),))))))],
-        [(0, 0, None, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 0, None, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 0, None, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     48: (
         'DescribeClientQuotas',
-        [(0, 1, 1, (('components', '[]struct', (0, 32767), None, None, None, [], False, (('entity_type', 'string', (0, 32767), None, None, None, '', False, None), ('match_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('match', 'string', (0, 32767), (0, 32767), None, None, '', False, None))), ('strict', 'bool', (0, 32767), None, None, None, False, False, None)))],
-        [(0, 1, 1, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('entries', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (('entity', '[]struct', (0, 32767), None, None, None, [], False, (('entity_type', 'string', (0, 32767), None, None, None, '', False, None), ('entity_name', 'string', (0, 32767), (0, 32767), None, None, '', False, None))), ('values', '[]struct', (0, 32767), None, None, None, [], False, (('key', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'float64', (0, 32767), None, None, None, 0.0, False, None)))))))],
+        [
+            (0, 1, 1, (
+                ('components', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('entity_type', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('match_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('match', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                )),
+                ('strict', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 1, 1, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('entries', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (
+                    ('entity', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('entity_type', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('entity_name', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    )),
+                    ('values', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('key', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('value', 'float64', (0, 32767), None, None, None, 0.0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     49: (
         'AlterClientQuotas',
-        [(0, 1, 1, (('entries', '[]struct', (0, 32767), None, None, None, [], False, (('entity', '[]struct', (0, 32767), None, None, None, [], False, (('entity_type', 'string', (0, 32767), None, None, None, '', False, None), ('entity_name', 'string', (0, 32767), (0, 32767), None, None, '', False, None))), ('ops', '[]struct', (0, 32767), None, None, None, [], False, (('key', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'float64', (0, 32767), None, None, None, 0.0, False, None), ('remove', 'bool', (0, 32767), None, None, None, False, False, None))))), ('validate_only', 'bool', (0, 32767), None, None, None, False, False, None)))],
-        [(0, 1, 1, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('entries', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('entity', '[]struct', (0, 32767), None, None, None, [], False, (('entity_type', 'string', (0, 32767), None, None, None, '', False, None), ('entity_name', 'string', (0, 32767), (0, 32767), None, None, '', False, None)))))))],
+        [
+            (0, 1, 1, (
+                ('entries', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('entity', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('entity_type', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('entity_name', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    )),
+                    ('ops', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('key', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('value', 'float64', (0, 32767), None, None, None, 0.0, False, None),
+                        ('remove', 'bool', (0, 32767), None, None, None, False, False, None),
+                    )),
+                )),
+                ('validate_only', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 1, 1, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('entries', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    ('entity', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('entity_type', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('entity_name', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     50: (
         'DescribeUserScramCredentials',
-        [(0, 0, 0, (('users', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None),)),))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('results', '[]struct', (0, 32767), None, None, None, [], False, (('user', 'string', (0, 32767), None, None, None, '', False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('credential_infos', '[]struct', (0, 32767), None, None, None, [], False, (('mechanism', 'int8', (0, 32767), None, None, None, 0, False, None), ('iterations', 'int32', (0, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 0, 0, (
+                ('users', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('user', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    ('credential_infos', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('mechanism', 'int8', (0, 32767), None, None, None, 0, False, None),
+                        ('iterations', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     51: (
         'AlterUserScramCredentials',
-        [(0, 0, 0, (('deletions', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('mechanism', 'int8', (0, 32767), None, None, None, 0, False, None))), ('upsertions', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('mechanism', 'int8', (0, 32767), None, None, None, 0, False, None), ('iterations', 'int32', (0, 32767), None, None, None, 0, False, None), ('salt', 'bytes', (0, 32767), None, None, None, b'', False, None), ('salted_password', 'bytes', (0, 32767), None, None, None, b'', False, None)))))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('results', '[]struct', (0, 32767), None, None, None, [], False, (('user', 'string', (0, 32767), None, None, None, '', False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None)))))],
+        [
+            (0, 0, 0, (
+                ('deletions', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('mechanism', 'int8', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('upsertions', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('mechanism', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('iterations', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('salt', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                    ('salted_password', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('user', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                )),
+            )),
+        ],
     ),
     52: (
         'Vote',
-        [(0, 2, 0, (('cluster_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('voter_id', 'int32', (1, 32767), None, None, None, -1, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('replica_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('replica_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('replica_directory_id', 'uuid', (1, 32767), None, None, None, None, False, None), ('voter_directory_id', 'uuid', (1, 32767), None, None, None, None, False, None), ('last_offset_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('pre_vote', 'bool', (2, 32767), None, None, None, False, False, None)))))))],
-        [(0, 2, 0, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('vote_granted', 'bool', (0, 32767), None, None, None, False, False, None))))), ('node_endpoints', '[]struct', (1, 32767), None, (1, 32767), 0, [], False, (('node_id', 'int32', (1, 32767), None, None, None, 0, False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('port', 'uint16', (1, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 2, 0, (
+                ('cluster_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('voter_id', 'int32', (1, 32767), None, None, None, -1, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('replica_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('replica_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('replica_directory_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                        ('voter_directory_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                        ('last_offset_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('pre_vote', 'bool', (2, 32767), None, None, None, False, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 2, 0, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('vote_granted', 'bool', (0, 32767), None, None, None, False, False, None),
+                    )),
+                )),
+                ('node_endpoints', '[]struct', (1, 32767), None, (1, 32767), 0, [], False, (
+                    ('node_id', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (1, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     53: (
         'BeginQuorumEpoch',
-        [(0, 1, 1, (('cluster_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('voter_id', 'int32', (1, 32767), None, None, None, -1, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('voter_directory_id', 'uuid', (1, 32767), None, None, None, None, False, None), ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None))))), ('leader_endpoints', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), None, None, None, '', False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('port', 'uint16', (1, 32767), None, None, None, 0, False, None)))))],
-        [(0, 1, 1, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None))))), ('node_endpoints', '[]struct', (1, 32767), None, (1, 32767), 0, [], False, (('node_id', 'int32', (1, 32767), None, None, None, 0, False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('port', 'uint16', (1, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 1, 1, (
+                ('cluster_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('voter_id', 'int32', (1, 32767), None, None, None, -1, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('voter_directory_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                        ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+                ('leader_endpoints', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (1, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 1, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+                ('node_endpoints', '[]struct', (1, 32767), None, (1, 32767), 0, [], False, (
+                    ('node_id', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (1, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     54: (
         'EndQuorumEpoch',
-        [(0, 1, 1, (('cluster_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('preferred_successors', '[]int32', (0, 0), None, None, None, [], False, None), ('preferred_candidates', '[]struct', (1, 32767), None, None, None, [], False, (('candidate_id', 'int32', (1, 32767), None, None, None, 0, False, None), ('candidate_directory_id', 'uuid', (1, 32767), None, None, None, None, False, None))))))), ('leader_endpoints', '[]struct', (1, 32767), None, None, None, [], False, (('name', 'string', (1, 32767), None, None, None, '', False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('port', 'uint16', (1, 32767), None, None, None, 0, False, None)))))],
-        [(0, 1, 1, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None))))), ('node_endpoints', '[]struct', (1, 32767), None, (1, 32767), 0, [], False, (('node_id', 'int32', (1, 32767), None, None, None, 0, False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('port', 'uint16', (1, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 1, 1, (
+                ('cluster_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('preferred_successors', '[]int32', (0, 0), None, None, None, [], False, None),
+                        ('preferred_candidates', '[]struct', (1, 32767), None, None, None, [], False, (
+                            ('candidate_id', 'int32', (1, 32767), None, None, None, 0, False, None),
+                            ('candidate_directory_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                        )),
+                    )),
+                )),
+                ('leader_endpoints', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (1, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 1, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+                ('node_endpoints', '[]struct', (1, 32767), None, (1, 32767), 0, [], False, (
+                    ('node_id', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (1, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     55: (
         'DescribeQuorum',
-        [(0, 2, 0, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),)))),))],
-        [(0, 2, 0, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (2, 32767), (2, 32767), None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (2, 32767), (2, 32767), None, None, '', False, None), ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('high_watermark', 'int64', (0, 32767), None, None, None, 0, False, None), ('current_voters', '[]struct', (0, 32767), None, None, None, [], False, (('replica_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('replica_directory_id', 'uuid', (2, 32767), None, None, None, None, False, None), ('log_end_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('last_fetch_timestamp', 'int64', (1, 32767), None, None, None, -1, False, None), ('last_caught_up_timestamp', 'int64', (1, 32767), None, None, None, -1, False, None))), ('observers', '[]struct', (0, 32767), None, None, None, [], False, (('replica_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('replica_directory_id', 'uuid', (2, 32767), None, None, None, None, False, None), ('log_end_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('last_fetch_timestamp', 'int64', (1, 32767), None, None, None, -1, False, None), ('last_caught_up_timestamp', 'int64', (1, 32767), None, None, None, -1, False, None))))))), ('nodes', '[]struct', (2, 32767), None, None, None, [], False, (('node_id', 'int32', (2, 32767), None, None, None, 0, False, None), ('listeners', '[]struct', (2, 32767), None, None, None, [], False, (('name', 'string', (2, 32767), None, None, None, '', False, None), ('host', 'string', (2, 32767), None, None, None, '', False, None), ('port', 'uint16', (2, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 2, 0, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 2, 0, (
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (2, 32767), (2, 32767), None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (2, 32767), (2, 32767), None, None, '', False, None),
+                        ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('high_watermark', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('current_voters', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('replica_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('replica_directory_id', 'uuid', (2, 32767), None, None, None, None, False, None),
+                            ('log_end_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('last_fetch_timestamp', 'int64', (1, 32767), None, None, None, -1, False, None),
+                            ('last_caught_up_timestamp', 'int64', (1, 32767), None, None, None, -1, False, None),
+                        )),
+                        ('observers', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('replica_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('replica_directory_id', 'uuid', (2, 32767), None, None, None, None, False, None),
+                            ('log_end_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('last_fetch_timestamp', 'int64', (1, 32767), None, None, None, -1, False, None),
+                            ('last_caught_up_timestamp', 'int64', (1, 32767), None, None, None, -1, False, None),
+                        )),
+                    )),
+                )),
+                ('nodes', '[]struct', (2, 32767), None, None, None, [], False, (
+                    ('node_id', 'int32', (2, 32767), None, None, None, 0, False, None),
+                    ('listeners', '[]struct', (2, 32767), None, None, None, [], False, (
+                        ('name', 'string', (2, 32767), None, None, None, '', False, None),
+                        ('host', 'string', (2, 32767), None, None, None, '', False, None),
+                        ('port', 'uint16', (2, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     56: (
         'AlterPartition',
-        [(0, 1, 0, (('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (0, 32767), None, None, None, -1, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 1), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('new_isr', '[]int32', (0, 1), None, None, None, [], False, None), ('leader_recovery_state', 'int8', (1, 32767), None, None, None, 0, False, None), ('partition_epoch', 'int32', (0, 32767), None, None, None, 0, False, None))))))), (2, 3, 0, (('broker_id', 'int32', (2, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (2, 32767), None, None, None, -1, False, None), ('topics', '[]struct', (2, 32767), None, None, None, [], False, (('topic_id', 'uuid', (2, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (('partition_index', 'int32', (2, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (2, 32767), None, None, None, 0, False, None), ('new_isr', '[]int32', (2, 2), None, None, None, [], False, None), ('new_isr_with_epochs', '[]struct', (3, 32767), None, None, None, [], False, (('broker_id', 'int32', (3, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (3, 32767), None, None, None, -1, False, None))), ('leader_recovery_state', 'int8', (2, 32767), None, None, None, 0, False, None), ('partition_epoch', 'int32', (2, 32767), None, None, None, 0, False, None)))))))],
-        [(0, 1, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 1), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('isr', '[]int32', (0, 32767), None, None, None, [], False, None), ('leader_recovery_state', 'int8', (1, 32767), None, None, None, 0, False, None), ('partition_epoch', 'int32', (0, 32767), None, None, None, 0, False, None))))))), (2, 3, 0, (('throttle_time_ms', 'int32', (2, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (2, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (2, 32767), None, None, None, [], False, (('topic_id', 'uuid', (2, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (('partition_index', 'int32', (2, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (2, 32767), None, None, None, 0, False, None), ('leader_id', 'int32', (2, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (2, 32767), None, None, None, 0, False, None), ('isr', '[]int32', (2, 32767), None, None, None, [], False, None), ('leader_recovery_state', 'int8', (2, 32767), None, None, None, 0, False, None), ('partition_epoch', 'int32', (2, 32767), None, None, None, 0, False, None)))))))],
+        [
+            (0, 1, 0, (
+                ('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('broker_epoch', 'int64', (0, 32767), None, None, None, -1, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 1), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('new_isr', '[]int32', (0, 1), None, None, None, [], False, None),
+                        ('leader_recovery_state', 'int8', (1, 32767), None, None, None, 0, False, None),
+                        ('partition_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+            (2, 3, 0, (
+                ('broker_id', 'int32', (2, 32767), None, None, None, 0, False, None),
+                ('broker_epoch', 'int64', (2, 32767), None, None, None, -1, False, None),
+                ('topics', '[]struct', (2, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (2, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (2, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (2, 32767), None, None, None, 0, False, None),
+                        ('new_isr', '[]int32', (2, 2), None, None, None, [], False, None),
+                        ('new_isr_with_epochs', '[]struct', (3, 32767), None, None, None, [], False, (
+                            ('broker_id', 'int32', (3, 32767), None, None, None, 0, False, None),
+                            ('broker_epoch', 'int64', (3, 32767), None, None, None, -1, False, None),
+                        )),
+                        ('leader_recovery_state', 'int8', (2, 32767), None, None, None, 0, False, None),
+                        ('partition_epoch', 'int32', (2, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 1), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('isr', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('leader_recovery_state', 'int8', (1, 32767), None, None, None, 0, False, None),
+                        ('partition_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+            (2, 3, 0, (
+                ('throttle_time_ms', 'int32', (2, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (2, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (2, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (2, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (2, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (2, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (2, 32767), None, None, None, 0, False, None),
+                        ('leader_id', 'int32', (2, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (2, 32767), None, None, None, 0, False, None),
+                        ('isr', '[]int32', (2, 32767), None, None, None, [], False, None),
+                        ('leader_recovery_state', 'int8', (2, 32767), None, None, None, 0, False, None),
+                        ('partition_epoch', 'int32', (2, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     57: (
         'UpdateFeatures',
-        [(0, 2, 0, (('timeout_ms', 'int32', (0, 32767), None, None, None, 60000, False, None), ('feature_updates', '[]struct', (0, 32767), None, None, None, [], False, (('feature', 'string', (0, 32767), None, None, None, '', False, None), ('max_version_level', 'int16', (0, 32767), None, None, None, 0, False, None), ('allow_downgrade', 'bool', (0, 0), None, None, None, False, False, None), ('upgrade_type', 'int8', (1, 32767), None, None, None, 1, False, None))), ('validate_only', 'bool', (1, 32767), None, None, None, False, False, None)))],
-        [(0, 2, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('results', '[]struct', (0, 1), None, None, None, [], False, (('feature', 'string', (0, 32767), None, None, None, '', False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None)))))],
+        [
+            (0, 2, 0, (
+                ('timeout_ms', 'int32', (0, 32767), None, None, None, 60000, False, None),
+                ('feature_updates', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('feature', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('max_version_level', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('allow_downgrade', 'bool', (0, 0), None, None, None, False, False, None),
+                    ('upgrade_type', 'int8', (1, 32767), None, None, None, 1, False, None),
+                )),
+                ('validate_only', 'bool', (1, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 2, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('results', '[]struct', (0, 1), None, None, None, [], False, (
+                    ('feature', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                )),
+            )),
+        ],
     ),
     58: (
         'Envelope',
-        [(0, 0, 0, (('request_data', 'bytes', (0, 32767), None, None, None, b'', False, None), ('request_principal', 'bytes', (0, 32767), (0, 32767), None, None, b'', False, None), ('client_host_address', 'bytes', (0, 32767), None, None, None, b'', False, None)))],
-        [(0, 0, 0, (('response_data', 'bytes', (0, 32767), (0, 32767), None, None, None, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 0, 0, (
+                ('request_data', 'bytes', (0, 32767), None, None, None, b'', False, None),
+                ('request_principal', 'bytes', (0, 32767), (0, 32767), None, None, b'', False, None),
+                ('client_host_address', 'bytes', (0, 32767), None, None, None, b'', False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('response_data', 'bytes', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     59: (
         'FetchSnapshot',
-        [(0, 1, 0, (('cluster_id', 'string', (0, 32767), (0, 32767), (0, 32767), 0, None, False, None), ('replica_id', 'int32', (0, 32767), None, None, None, -1, False, None), ('max_bytes', 'int32', (0, 32767), None, None, None, 2147483647, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('current_leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('snapshot_id', 'struct', (0, 32767), None, None, None, None, False, (('end_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('epoch', 'int32', (0, 32767), None, None, None, 0, False, None))), ('position', 'int64', (0, 32767), None, None, None, 0, False, None), ('replica_directory_id', 'uuid', (1, 32767), None, (1, 32767), 0, None, False, None)))))))],
-        [(0, 1, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('snapshot_id', 'struct', (0, 32767), None, None, None, None, False, (('end_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('epoch', 'int32', (0, 32767), None, None, None, 0, False, None))), ('current_leader', 'struct', (0, 32767), None, (0, 32767), 0, None, False, (('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None))), ('size', 'int64', (0, 32767), None, None, None, 0, False, None), ('position', 'int64', (0, 32767), None, None, None, 0, False, None), ('unaligned_records', 'records', (0, 32767), None, None, None, b'', False, None))))), ('node_endpoints', '[]struct', (1, 32767), None, (1, 32767), 0, [], False, (('node_id', 'int32', (1, 32767), None, None, None, 0, False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('port', 'uint16', (1, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 1, 0, (
+                ('cluster_id', 'string', (0, 32767), (0, 32767), (0, 32767), 0, None, False, None),
+                ('replica_id', 'int32', (0, 32767), None, None, None, -1, False, None),
+                ('max_bytes', 'int32', (0, 32767), None, None, None, 2147483647, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('current_leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('snapshot_id', 'struct', (0, 32767), None, None, None, None, False, (
+                            ('end_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                        ('position', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('replica_directory_id', 'uuid', (1, 32767), None, (1, 32767), 0, None, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('snapshot_id', 'struct', (0, 32767), None, None, None, None, False, (
+                            ('end_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                        ('current_leader', 'struct', (0, 32767), None, (0, 32767), 0, None, False, (
+                            ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                        ('size', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('position', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('unaligned_records', 'records', (0, 32767), None, None, None, b'', False, None),
+                    )),
+                )),
+                ('node_endpoints', '[]struct', (1, 32767), None, (1, 32767), 0, [], False, (
+                    ('node_id', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (1, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     60: (
         'DescribeCluster',
-        [(0, 2, 0, (('include_cluster_authorized_operations', 'bool', (0, 32767), None, None, None, False, False, None), ('endpoint_type', 'int8', (1, 32767), None, None, None, 1, False, None), ('include_fenced_brokers', 'bool', (2, 32767), None, None, None, False, False, None)))],
-        [(0, 2, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('endpoint_type', 'int8', (1, 32767), None, None, None, 1, False, None), ('cluster_id', 'string', (0, 32767), None, None, None, '', False, None), ('controller_id', 'int32', (0, 32767), None, None, None, -1, False, None), ('brokers', '[]struct', (0, 32767), None, None, None, [], False, (('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'int32', (0, 32767), None, None, None, 0, False, None), ('rack', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('is_fenced', 'bool', (2, 32767), None, None, None, False, False, None))), ('cluster_authorized_operations', 'int32', (0, 32767), None, None, None, -2147483648, False, None)))],
+        [
+            (0, 2, 0, (
+                ('include_cluster_authorized_operations', 'bool', (0, 32767), None, None, None, False, False, None),
+                ('endpoint_type', 'int8', (1, 32767), None, None, None, 1, False, None),
+                ('include_fenced_brokers', 'bool', (2, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 2, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('endpoint_type', 'int8', (1, 32767), None, None, None, 1, False, None),
+                ('cluster_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('controller_id', 'int32', (0, 32767), None, None, None, -1, False, None),
+                ('brokers', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('rack', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                    ('is_fenced', 'bool', (2, 32767), None, None, None, False, False, None),
+                )),
+                ('cluster_authorized_operations', 'int32', (0, 32767), None, None, None, -2147483648, False, None),
+            )),
+        ],
     ),
     61: (
         'DescribeProducers',
-        [(0, 0, 0, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partition_indexes', '[]int32', (0, 32767), None, None, None, [], False, None))),))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('active_producers', '[]struct', (0, 32767), None, None, None, [], False, (('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None), ('producer_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('last_sequence', 'int32', (0, 32767), None, None, None, -1, False, None), ('last_timestamp', 'int64', (0, 32767), None, None, None, -1, False, None), ('coordinator_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('current_txn_start_offset', 'int64', (0, 32767), None, None, None, -1, False, None)))))))))],
+        [
+            (0, 0, 0, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition_indexes', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('active_producers', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('producer_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('last_sequence', 'int32', (0, 32767), None, None, None, -1, False, None),
+                            ('last_timestamp', 'int64', (0, 32767), None, None, None, -1, False, None),
+                            ('coordinator_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('current_txn_start_offset', 'int64', (0, 32767), None, None, None, -1, False, None),
+                        )),
+                    )),
+                )),
+            )),
+        ],
     ),
     62: (
         'BrokerRegistration',
-        [(0, 4, 0, (('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('cluster_id', 'string', (0, 32767), None, None, None, '', False, None), ('incarnation_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('listeners', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'uint16', (0, 32767), None, None, None, 0, False, None), ('security_protocol', 'int16', (0, 32767), None, None, None, 0, False, None))), ('features', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('min_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None), ('max_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None))), ('rack', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('is_migrating_zk_broker', 'bool', (1, 32767), None, None, None, False, False, None), ('log_dirs', '[]uuid', (2, 32767), None, None, None, [], False, None), ('previous_broker_epoch', 'int64', (3, 32767), None, None, None, -1, False, None)))],
-        [(0, 4, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (0, 32767), None, None, None, -1, False, None)))],
+        [
+            (0, 4, 0, (
+                ('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('cluster_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('incarnation_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                ('listeners', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (0, 32767), None, None, None, 0, False, None),
+                    ('security_protocol', 'int16', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('features', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('min_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('max_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('rack', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('is_migrating_zk_broker', 'bool', (1, 32767), None, None, None, False, False, None),
+                ('log_dirs', '[]uuid', (2, 32767), None, None, None, [], False, None),
+                ('previous_broker_epoch', 'int64', (3, 32767), None, None, None, -1, False, None),
+            )),
+        ],
+        [
+            (0, 4, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('broker_epoch', 'int64', (0, 32767), None, None, None, -1, False, None),
+            )),
+        ],
     ),
     63: (
         'BrokerHeartbeat',
-        [(0, 2, 0, (('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (0, 32767), None, None, None, -1, False, None), ('current_metadata_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('want_fence', 'bool', (0, 32767), None, None, None, False, False, None), ('want_shut_down', 'bool', (0, 32767), None, None, None, False, False, None), ('offline_log_dirs', '[]uuid', (1, 32767), None, (1, 32767), 0, [], False, None), ('cordoned_log_dirs', '[]uuid', (2, 32767), (2, 32767), (2, 32767), 1, None, False, None)))],
-        [(0, 2, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('is_caught_up', 'bool', (0, 32767), None, None, None, False, False, None), ('is_fenced', 'bool', (0, 32767), None, None, None, True, False, None), ('should_shut_down', 'bool', (0, 32767), None, None, None, False, False, None)))],
+        [
+            (0, 2, 0, (
+                ('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('broker_epoch', 'int64', (0, 32767), None, None, None, -1, False, None),
+                ('current_metadata_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                ('want_fence', 'bool', (0, 32767), None, None, None, False, False, None),
+                ('want_shut_down', 'bool', (0, 32767), None, None, None, False, False, None),
+                ('offline_log_dirs', '[]uuid', (1, 32767), None, (1, 32767), 0, [], False, None),
+                ('cordoned_log_dirs', '[]uuid', (2, 32767), (2, 32767), (2, 32767), 1, None, False, None),
+            )),
+        ],
+        [
+            (0, 2, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('is_caught_up', 'bool', (0, 32767), None, None, None, False, False, None),
+                ('is_fenced', 'bool', (0, 32767), None, None, None, True, False, None),
+                ('should_shut_down', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+        ],
     ),
     64: (
         'UnregisterBroker',
-        [(0, 0, 0, (('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None),))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None)))],
+        [
+            (0, 0, 0, (
+                ('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+            )),
+        ],
     ),
     65: (
         'DescribeTransactions',
-        [(0, 0, 0, (('transactional_ids', '[]string', (0, 32767), None, None, None, [], False, None),))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('transaction_states', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('transactional_id', 'string', (0, 32767), None, None, None, '', False, None), ('transaction_state', 'string', (0, 32767), None, None, None, '', False, None), ('transaction_timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('transaction_start_time_ms', 'int64', (0, 32767), None, None, None, 0, False, None), ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None), ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None)))))))],
+        [
+            (0, 0, 0, (
+                ('transactional_ids', '[]string', (0, 32767), None, None, None, [], False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('transaction_states', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('transactional_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('transaction_state', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('transaction_timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('transaction_start_time_ms', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    ('producer_epoch', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('topic', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     66: (
         'ListTransactions',
-        [(0, 2, 0, (('state_filters', '[]string', (0, 32767), None, None, None, [], False, None), ('producer_id_filters', '[]int64', (0, 32767), None, None, None, [], False, None), ('duration_filter', 'int64', (1, 32767), None, None, None, -1, False, None), ('transactional_id_pattern', 'string', (2, 32767), (2, 32767), None, None, None, False, None)))],
-        [(0, 2, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('unknown_state_filters', '[]string', (0, 32767), None, None, None, [], False, None), ('transaction_states', '[]struct', (0, 32767), None, None, None, [], False, (('transactional_id', 'string', (0, 32767), None, None, None, '', False, None), ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None), ('transaction_state', 'string', (0, 32767), None, None, None, '', False, None)))))],
+        [
+            (0, 2, 0, (
+                ('state_filters', '[]string', (0, 32767), None, None, None, [], False, None),
+                ('producer_id_filters', '[]int64', (0, 32767), None, None, None, [], False, None),
+                ('duration_filter', 'int64', (1, 32767), None, None, None, -1, False, None),
+                ('transactional_id_pattern', 'string', (2, 32767), (2, 32767), None, None, None, False, None),
+            )),
+        ],
+        [
+            (0, 2, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('unknown_state_filters', '[]string', (0, 32767), None, None, None, [], False, None),
+                ('transaction_states', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('transactional_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('producer_id', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    ('transaction_state', 'string', (0, 32767), None, None, None, '', False, None),
+                )),
+            )),
+        ],
     ),
     67: (
         'AllocateProducerIds',
-        [(0, 0, 0, (('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (0, 32767), None, None, None, -1, False, None)))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('producer_id_start', 'int64', (0, 32767), None, None, None, 0, False, None), ('producer_id_len', 'int32', (0, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 0, 0, (
+                ('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('broker_epoch', 'int64', (0, 32767), None, None, None, -1, False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('producer_id_start', 'int64', (0, 32767), None, None, None, 0, False, None),
+                ('producer_id_len', 'int32', (0, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     68: (
         'ConsumerGroupHeartbeat',
-        [(0, 1, 0, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('instance_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('rebalance_timeout_ms', 'int32', (0, 32767), None, None, None, -1, False, None), ('subscribed_topic_names', '[]string', (0, 32767), (0, 32767), None, None, None, False, None), ('subscribed_topic_regex', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('server_assignor', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('topic_partitions', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None)))))],
-        [(0, 1, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('member_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('heartbeat_interval_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('assignment', 'struct', (0, 32767), (0, 32767), None, None, None, False, (('topic_partitions', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))),))))],
+        [
+            (0, 1, 0, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('instance_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('rebalance_timeout_ms', 'int32', (0, 32767), None, None, None, -1, False, None),
+                ('subscribed_topic_names', '[]string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('subscribed_topic_regex', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                ('server_assignor', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('topic_partitions', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('member_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('heartbeat_interval_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('assignment', 'struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('topic_partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                        ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     69: (
         'ConsumerGroupDescribe',
-        [(0, 1, 0, (('group_ids', '[]string', (0, 32767), None, None, None, [], False, None), ('include_authorized_operations', 'bool', (0, 32767), None, None, None, False, False, None)))],
-        [(0, 1, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('groups', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('group_state', 'string', (0, 32767), None, None, None, '', False, None), ('group_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('assignment_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('assignor_name', 'string', (0, 32767), None, None, None, '', False, None), ('members', '[]struct', (0, 32767), None, None, None, [], False, (('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('instance_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('client_id', 'string', (0, 32767), None, None, None, '', False, None), ('client_host', 'string', (0, 32767), None, None, None, '', False, None), ('subscribed_topic_names', '[]string', (0, 32767), None, None, None, [], False, None), ('subscribed_topic_regex', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('assignment', 'struct', (0, 32767), None, None, None, None, False, (('topic_partitions', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))),)), ('target_assignment', 'struct', (0, 32767), None, None, None, None, False, (('topic_partitions', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))),)), ('member_type', 'int8', (1, 32767), None, None, None, -1, False, None))), ('authorized_operations', 'int32', (0, 32767), None, None, None, -2147483648, False, None)))))],
+        [
+            (0, 1, 0, (
+                ('group_ids', '[]string', (0, 32767), None, None, None, [], False, None),
+                ('include_authorized_operations', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 1, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('groups', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                    ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('group_state', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('group_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('assignment_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('assignor_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('members', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('instance_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('client_id', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('client_host', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('subscribed_topic_names', '[]string', (0, 32767), None, None, None, [], False, None),
+                        ('subscribed_topic_regex', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('assignment', 'struct', (0, 32767), None, None, None, None, False, (
+                            ('topic_partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                                ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                            )),
+                        )),
+                        ('target_assignment', 'struct', (0, 32767), None, None, None, None, False, (
+                            ('topic_partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                                ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                            )),
+                        )),
+                        ('member_type', 'int8', (1, 32767), None, None, None, -1, False, None),
+                    )),
+                    ('authorized_operations', 'int32', (0, 32767), None, None, None, -2147483648, False, None),
+                )),
+            )),
+        ],
     ),
     70: (
         'ControllerRegistration',
-        [(0, 0, 0, (('controller_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('incarnation_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('zk_migration_ready', 'bool', (0, 32767), None, None, None, False, False, None), ('listeners', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'uint16', (0, 32767), None, None, None, 0, False, None), ('security_protocol', 'int16', (0, 32767), None, None, None, 0, False, None))), ('features', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('min_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None), ('max_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None)))))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None)))],
+        [
+            (0, 0, 0, (
+                ('controller_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('incarnation_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                ('zk_migration_ready', 'bool', (0, 32767), None, None, None, False, False, None),
+                ('listeners', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (0, 32767), None, None, None, 0, False, None),
+                    ('security_protocol', 'int16', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('features', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('min_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('max_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+            )),
+        ],
     ),
     71: (
         'GetTelemetrySubscriptions',
-        [(0, 0, 0, (('client_instance_id', 'uuid', (0, 32767), None, None, None, None, False, None),))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('client_instance_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('subscription_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('accepted_compression_types', '[]int8', (0, 32767), None, None, None, [], False, None), ('push_interval_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('telemetry_max_bytes', 'int32', (0, 32767), None, None, None, 0, False, None), ('delta_temporality', 'bool', (0, 32767), None, None, None, False, False, None), ('requested_metrics', '[]string', (0, 32767), None, None, None, [], False, None)))],
+        [
+            (0, 0, 0, (
+                ('client_instance_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('client_instance_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                ('subscription_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('accepted_compression_types', '[]int8', (0, 32767), None, None, None, [], False, None),
+                ('push_interval_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('telemetry_max_bytes', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('delta_temporality', 'bool', (0, 32767), None, None, None, False, False, None),
+                ('requested_metrics', '[]string', (0, 32767), None, None, None, [], False, None),
+            )),
+        ],
     ),
     72: (
         'PushTelemetry',
-        [(0, 0, 0, (('client_instance_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('subscription_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('terminating', 'bool', (0, 32767), None, None, None, False, False, None), ('compression_type', 'int8', (0, 32767), None, None, None, 0, False, None), ('metrics', 'bytes', (0, 32767), None, None, None, b'', False, None)))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))],
+        [
+            (0, 0, 0, (
+                ('client_instance_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                ('subscription_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('terminating', 'bool', (0, 32767), None, None, None, False, False, None),
+                ('compression_type', 'int8', (0, 32767), None, None, None, 0, False, None),
+                ('metrics', 'bytes', (0, 32767), None, None, None, b'', False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+            )),
+        ],
     ),
     73: (
         'AssignReplicasToDirs',
-        [(0, 0, 0, (('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('broker_epoch', 'int64', (0, 32767), None, None, None, -1, False, None), ('directories', '[]struct', (0, 32767), None, None, None, [], False, (('id', 'uuid', (0, 32767), None, None, None, None, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),))))))))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('directories', '[]struct', (0, 32767), None, None, None, [], False, (('id', 'uuid', (0, 32767), None, None, None, None, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None)))))))))],
+        [
+            (0, 0, 0, (
+                ('broker_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('broker_epoch', 'int64', (0, 32767), None, None, None, -1, False, None),
+                ('directories', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                        ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('directories', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                        ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+            )),
+        ],
     ),
     74: (
         'ListConfigResources',
-        [(0, 1, 0, (('resource_types', '[]int8', (1, 32767), None, None, None, [], False, None),))],
-        [(0, 1, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('config_resources', '[]struct', (0, 32767), None, None, None, [], False, (('resource_name', 'string', (0, 32767), None, None, None, '', False, None), ('resource_type', 'int8', (1, 32767), None, None, None, 16, False, None)))))],
+        [
+            (0, 1, 0, (
+                ('resource_types', '[]int8', (1, 32767), None, None, None, [], False, None),
+            )),
+        ],
+        [
+            (0, 1, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('config_resources', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('resource_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('resource_type', 'int8', (1, 32767), None, None, None, 16, False, None),
+                )),
+            )),
+        ],
     ),
     75: (
         'DescribeTopicPartitions',
-        [(0, 0, 0, (('topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None),)), ('response_partition_limit', 'int32', (0, 32767), None, None, None, 2000, False, None), ('cursor', 'struct', (0, 32767), (0, 32767), None, None, None, False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None)))))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('name', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('is_internal', 'bool', (0, 32767), None, None, None, False, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, -1, False, None), ('replica_nodes', '[]int32', (0, 32767), None, None, None, [], False, None), ('isr_nodes', '[]int32', (0, 32767), None, None, None, [], False, None), ('eligible_leader_replicas', '[]int32', (0, 32767), (0, 32767), None, None, None, False, None), ('last_known_elr', '[]int32', (0, 32767), (0, 32767), None, None, None, False, None), ('offline_replicas', '[]int32', (0, 32767), None, None, None, [], False, None))), ('topic_authorized_operations', 'int32', (0, 32767), None, None, None, -2147483648, False, None))), ('next_cursor', 'struct', (0, 32767), (0, 32767), None, None, None, False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 0, 0, (
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                )),
+                ('response_partition_limit', 'int32', (0, 32767), None, None, None, 2000, False, None),
+                ('cursor', 'struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('name', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('is_internal', 'bool', (0, 32767), None, None, None, False, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, -1, False, None),
+                        ('replica_nodes', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('isr_nodes', '[]int32', (0, 32767), None, None, None, [], False, None),
+                        ('eligible_leader_replicas', '[]int32', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('last_known_elr', '[]int32', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('offline_replicas', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                    ('topic_authorized_operations', 'int32', (0, 32767), None, None, None, -2147483648, False, None),
+                )),
+                ('next_cursor', 'struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     76: (
         'ShareGroupHeartbeat',
-        [(0, 0, 0, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('subscribed_topic_names', '[]string', (0, 32767), (0, 32767), None, None, None, False, None))), (1, 1, 0, (('group_id', 'string', (1, 32767), None, None, None, '', False, None), ('member_id', 'string', (1, 32767), None, None, None, '', False, None), ('member_epoch', 'int32', (1, 32767), None, None, None, 0, False, None), ('rack_id', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('subscribed_topic_names', '[]string', (1, 32767), (1, 32767), None, None, None, False, None)))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('member_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('heartbeat_interval_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('assignment', 'struct', (0, 32767), (0, 32767), None, None, None, False, (('topic_partitions', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))),)))), (1, 1, 0, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('member_id', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('member_epoch', 'int32', (1, 32767), None, None, None, 0, False, None), ('heartbeat_interval_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('assignment', 'struct', (1, 32767), (1, 32767), None, None, None, False, (('topic_partitions', '[]struct', (1, 32767), None, None, None, [], False, (('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None), ('partitions', '[]int32', (1, 32767), None, None, None, [], False, None))),))))],
+        [
+            (0, 0, 0, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('subscribed_topic_names', '[]string', (0, 32767), (0, 32767), None, None, None, False, None),
+            )),
+            (1, 1, 0, (
+                ('group_id', 'string', (1, 32767), None, None, None, '', False, None),
+                ('member_id', 'string', (1, 32767), None, None, None, '', False, None),
+                ('member_epoch', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('rack_id', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                ('subscribed_topic_names', '[]string', (1, 32767), (1, 32767), None, None, None, False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('member_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('heartbeat_interval_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('assignment', 'struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('topic_partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                        ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+            )),
+            (1, 1, 0, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                ('member_id', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                ('member_epoch', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('heartbeat_interval_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('assignment', 'struct', (1, 32767), (1, 32767), None, None, None, False, (
+                    ('topic_partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                        ('partitions', '[]int32', (1, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     77: (
         'ShareGroupDescribe',
-        [(0, 0, 0, (('group_ids', '[]string', (0, 32767), None, None, None, [], False, None), ('include_authorized_operations', 'bool', (0, 32767), None, None, None, False, False, None))), (1, 1, 0, (('group_ids', '[]string', (1, 32767), None, None, None, [], False, None), ('include_authorized_operations', 'bool', (1, 32767), None, None, None, False, False, None)))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('groups', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('group_state', 'string', (0, 32767), None, None, None, '', False, None), ('group_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('assignment_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('assignor_name', 'string', (0, 32767), None, None, None, '', False, None), ('members', '[]struct', (0, 32767), None, None, None, [], False, (('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('client_id', 'string', (0, 32767), None, None, None, '', False, None), ('client_host', 'string', (0, 32767), None, None, None, '', False, None), ('subscribed_topic_names', '[]string', (0, 32767), None, None, None, [], False, None), ('assignment', 'struct', (0, 32767), None, None, None, None, False, (('topic_partitions', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))),)))), ('authorized_operations', 'int32', (0, 32767), None, None, None, -2147483648, False, None))))), (1, 1, 0, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('groups', '[]struct', (1, 32767), None, None, None, [], False, (('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('group_id', 'string', (1, 32767), None, None, None, '', False, None), ('group_state', 'string', (1, 32767), None, None, None, '', False, None), ('group_epoch', 'int32', (1, 32767), None, None, None, 0, False, None), ('assignment_epoch', 'int32', (1, 32767), None, None, None, 0, False, None), ('assignor_name', 'string', (1, 32767), None, None, None, '', False, None), ('members', '[]struct', (1, 32767), None, None, None, [], False, (('member_id', 'string', (1, 32767), None, None, None, '', False, None), ('rack_id', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('member_epoch', 'int32', (1, 32767), None, None, None, 0, False, None), ('client_id', 'string', (1, 32767), None, None, None, '', False, None), ('client_host', 'string', (1, 32767), None, None, None, '', False, None), ('subscribed_topic_names', '[]string', (1, 32767), None, None, None, [], False, None), ('assignment', 'struct', (1, 32767), None, None, None, None, False, (('topic_partitions', '[]struct', (1, 32767), None, None, None, [], False, (('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None), ('topic_name', 'string', (1, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (1, 32767), None, None, None, [], False, None))),)))), ('authorized_operations', 'int32', (1, 32767), None, None, None, -2147483648, False, None)))))],
+        [
+            (0, 0, 0, (
+                ('group_ids', '[]string', (0, 32767), None, None, None, [], False, None),
+                ('include_authorized_operations', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+            (1, 1, 0, (
+                ('group_ids', '[]string', (1, 32767), None, None, None, [], False, None),
+                ('include_authorized_operations', 'bool', (1, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('groups', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                    ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('group_state', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('group_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('assignment_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('assignor_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('members', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('client_id', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('client_host', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('subscribed_topic_names', '[]string', (0, 32767), None, None, None, [], False, None),
+                        ('assignment', 'struct', (0, 32767), None, None, None, None, False, (
+                            ('topic_partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                                ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                            )),
+                        )),
+                    )),
+                    ('authorized_operations', 'int32', (0, 32767), None, None, None, -2147483648, False, None),
+                )),
+            )),
+            (1, 1, 0, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('groups', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                    ('group_id', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('group_state', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('group_epoch', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('assignment_epoch', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('assignor_name', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('members', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('member_id', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('rack_id', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                        ('member_epoch', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        ('client_id', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('client_host', 'string', (1, 32767), None, None, None, '', False, None),
+                        ('subscribed_topic_names', '[]string', (1, 32767), None, None, None, [], False, None),
+                        ('assignment', 'struct', (1, 32767), None, None, None, None, False, (
+                            ('topic_partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                                ('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                                ('topic_name', 'string', (1, 32767), None, None, None, '', False, None),
+                                ('partitions', '[]int32', (1, 32767), None, None, None, [], False, None),
+                            )),
+                        )),
+                    )),
+                    ('authorized_operations', 'int32', (1, 32767), None, None, None, -2147483648, False, None),
+                )),
+            )),
+        ],
     ),
     78: (
         'ShareFetch',
-        [(0, 0, 0, (('group_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('member_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('share_session_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('max_wait_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('min_bytes', 'int32', (0, 32767), None, None, None, 0, False, None), ('max_bytes', 'int32', (0, 32767), None, None, None, 2147483647, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('partition_max_bytes', 'int32', (0, 32767), None, None, None, 0, False, None), ('acknowledgement_batches', '[]struct', (0, 32767), None, None, None, [], False, (('first_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('acknowledge_types', '[]int8', (0, 32767), None, None, None, [], False, None))))))), ('forgotten_topics_data', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))))), (1, 2, 0, (('group_id', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('member_id', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('share_session_epoch', 'int32', (1, 32767), None, None, None, 0, False, None), ('max_wait_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('min_bytes', 'int32', (1, 32767), None, None, None, 0, False, None), ('max_bytes', 'int32', (1, 32767), None, None, None, 2147483647, False, None), ('max_records', 'int32', (1, 32767), None, None, None, 0, False, None), ('batch_size', 'int32', (1, 32767), None, None, None, 0, False, None), ('share_acquire_mode', 'int8', (2, 32767), None, None, None, 0, False, None), ('is_renew_ack', 'bool', (2, 32767), None, None, None, False, False, None), ('topics', '[]struct', (1, 32767), None, None, None, [], False, (('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None), ('acknowledgement_batches', '[]struct', (1, 32767), None, None, None, [], False, (('first_offset', 'int64', (1, 32767), None, None, None, 0, False, None), ('last_offset', 'int64', (1, 32767), None, None, None, 0, False, None), ('acknowledge_types', '[]int8', (1, 32767), None, None, None, [], False, None))))))), ('forgotten_topics_data', '[]struct', (1, 32767), None, None, None, [], False, (('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None), ('partitions', '[]int32', (1, 32767), None, None, None, [], False, None)))))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('responses', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('acknowledge_error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('acknowledge_error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('current_leader', 'struct', (0, 32767), None, None, None, None, False, (('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None))), ('records', 'records', (0, 32767), (0, 32767), None, None, None, False, None), ('acquired_records', '[]struct', (0, 32767), None, None, None, [], False, (('first_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('delivery_count', 'int16', (0, 32767), None, None, None, 0, False, None))))))), ('node_endpoints', '[]struct', (0, 32767), None, None, None, [], False, (('node_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'int32', (0, 32767), None, None, None, 0, False, None), ('rack', 'string', (0, 32767), (0, 32767), None, None, None, False, None))))), (1, 2, 0, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('acquisition_lock_timeout_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('responses', '[]struct', (1, 32767), None, None, None, [], False, (('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('acknowledge_error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('acknowledge_error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('current_leader', 'struct', (1, 32767), None, None, None, None, False, (('leader_id', 'int32', (1, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (1, 32767), None, None, None, 0, False, None))), ('records', 'records', (1, 32767), None, None, None, b'', False, None), ('acquired_records', '[]struct', (1, 32767), None, None, None, [], False, (('first_offset', 'int64', (1, 32767), None, None, None, 0, False, None), ('last_offset', 'int64', (1, 32767), None, None, None, 0, False, None), ('delivery_count', 'int16', (1, 32767), None, None, None, 0, False, None))))))), ('node_endpoints', '[]struct', (1, 32767), None, None, None, [], False, (('node_id', 'int32', (1, 32767), None, None, None, 0, False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('port', 'int32', (1, 32767), None, None, None, 0, False, None), ('rack', 'string', (1, 32767), (1, 32767), None, None, None, False, None)))))],
+        [
+            (0, 0, 0, (
+                ('group_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('member_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('share_session_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('max_wait_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('min_bytes', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('max_bytes', 'int32', (0, 32767), None, None, None, 2147483647, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('partition_max_bytes', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('acknowledgement_batches', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('first_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('acknowledge_types', '[]int8', (0, 32767), None, None, None, [], False, None),
+                        )),
+                    )),
+                )),
+                ('forgotten_topics_data', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+            )),
+            (1, 2, 0, (
+                ('group_id', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                ('member_id', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                ('share_session_epoch', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('max_wait_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('min_bytes', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('max_bytes', 'int32', (1, 32767), None, None, None, 2147483647, False, None),
+                ('max_records', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('batch_size', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('share_acquire_mode', 'int8', (2, 32767), None, None, None, 0, False, None),
+                ('is_renew_ack', 'bool', (2, 32767), None, None, None, False, False, None),
+                ('topics', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        ('acknowledgement_batches', '[]struct', (1, 32767), None, None, None, [], False, (
+                            ('first_offset', 'int64', (1, 32767), None, None, None, 0, False, None),
+                            ('last_offset', 'int64', (1, 32767), None, None, None, 0, False, None),
+                            ('acknowledge_types', '[]int8', (1, 32767), None, None, None, [], False, None),
+                        )),
+                    )),
+                )),
+                ('forgotten_topics_data', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]int32', (1, 32767), None, None, None, [], False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('acknowledge_error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('acknowledge_error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('current_leader', 'struct', (0, 32767), None, None, None, None, False, (
+                            ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                        ('records', 'records', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('acquired_records', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('first_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('delivery_count', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+                ('node_endpoints', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('node_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('rack', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                )),
+            )),
+            (1, 2, 0, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                ('acquisition_lock_timeout_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('responses', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                        ('acknowledge_error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                        ('acknowledge_error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                        ('current_leader', 'struct', (1, 32767), None, None, None, None, False, (
+                            ('leader_id', 'int32', (1, 32767), None, None, None, 0, False, None),
+                            ('leader_epoch', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        )),
+                        ('records', 'records', (1, 32767), None, None, None, b'', False, None),
+                        ('acquired_records', '[]struct', (1, 32767), None, None, None, [], False, (
+                            ('first_offset', 'int64', (1, 32767), None, None, None, 0, False, None),
+                            ('last_offset', 'int64', (1, 32767), None, None, None, 0, False, None),
+                            ('delivery_count', 'int16', (1, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+                ('node_endpoints', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('node_id', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('rack', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                )),
+            )),
+        ],
     ),
     79: (
         'ShareAcknowledge',
-        [(0, 0, 0, (('group_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('member_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('share_session_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('acknowledgement_batches', '[]struct', (0, 32767), None, None, None, [], False, (('first_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('acknowledge_types', '[]int8', (0, 32767), None, None, None, [], False, None))))))))), (1, 2, 0, (('group_id', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('member_id', 'string', (1, 32767), (1, 32767), None, None, '', False, None), ('share_session_epoch', 'int32', (1, 32767), None, None, None, 0, False, None), ('is_renew_ack', 'bool', (2, 32767), None, None, None, False, False, None), ('topics', '[]struct', (1, 32767), None, None, None, [], False, (('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None), ('acknowledgement_batches', '[]struct', (1, 32767), None, None, None, [], False, (('first_offset', 'int64', (1, 32767), None, None, None, 0, False, None), ('last_offset', 'int64', (1, 32767), None, None, None, 0, False, None), ('acknowledge_types', '[]int8', (1, 32767), None, None, None, [], False, None)))))))))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('responses', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('current_leader', 'struct', (0, 32767), None, None, None, None, False, (('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None))))))), ('node_endpoints', '[]struct', (0, 32767), None, None, None, [], False, (('node_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'int32', (0, 32767), None, None, None, 0, False, None), ('rack', 'string', (0, 32767), (0, 32767), None, None, None, False, None))))), (1, 2, 0, (('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('acquisition_lock_timeout_ms', 'int32', (2, 32767), None, None, None, 0, False, None), ('responses', '[]struct', (1, 32767), None, None, None, [], False, (('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None), ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None), ('current_leader', 'struct', (1, 32767), None, None, None, None, False, (('leader_id', 'int32', (1, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (1, 32767), None, None, None, 0, False, None))))))), ('node_endpoints', '[]struct', (1, 32767), None, None, None, [], False, (('node_id', 'int32', (1, 32767), None, None, None, 0, False, None), ('host', 'string', (1, 32767), None, None, None, '', False, None), ('port', 'int32', (1, 32767), None, None, None, 0, False, None), ('rack', 'string', (1, 32767), (1, 32767), None, None, None, False, None)))))],
+        [
+            (0, 0, 0, (
+                ('group_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('member_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('share_session_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('acknowledgement_batches', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('first_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('acknowledge_types', '[]int8', (0, 32767), None, None, None, [], False, None),
+                        )),
+                    )),
+                )),
+            )),
+            (1, 2, 0, (
+                ('group_id', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                ('member_id', 'string', (1, 32767), (1, 32767), None, None, '', False, None),
+                ('share_session_epoch', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('is_renew_ack', 'bool', (2, 32767), None, None, None, False, False, None),
+                ('topics', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        ('acknowledgement_batches', '[]struct', (1, 32767), None, None, None, [], False, (
+                            ('first_offset', 'int64', (1, 32767), None, None, None, 0, False, None),
+                            ('last_offset', 'int64', (1, 32767), None, None, None, 0, False, None),
+                            ('acknowledge_types', '[]int8', (1, 32767), None, None, None, [], False, None),
+                        )),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('current_leader', 'struct', (0, 32767), None, None, None, None, False, (
+                            ('leader_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+                ('node_endpoints', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('node_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('rack', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                )),
+            )),
+            (1, 2, 0, (
+                ('throttle_time_ms', 'int32', (1, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                ('acquisition_lock_timeout_ms', 'int32', (2, 32767), None, None, None, 0, False, None),
+                ('responses', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (1, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (1, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (1, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                        ('current_leader', 'struct', (1, 32767), None, None, None, None, False, (
+                            ('leader_id', 'int32', (1, 32767), None, None, None, 0, False, None),
+                            ('leader_epoch', 'int32', (1, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+                ('node_endpoints', '[]struct', (1, 32767), None, None, None, [], False, (
+                    ('node_id', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('host', 'string', (1, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (1, 32767), None, None, None, 0, False, None),
+                    ('rack', 'string', (1, 32767), (1, 32767), None, None, None, False, None),
+                )),
+            )),
+        ],
     ),
     80: (
         'AddRaftVoter',
-        [(0, 1, 0, (('cluster_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('voter_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('voter_directory_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('listeners', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'uint16', (0, 32767), None, None, None, 0, False, None))), ('ack_when_committed', 'bool', (1, 32767), None, None, None, True, False, None)))],
-        [(0, 1, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None)))],
+        [
+            (0, 1, 0, (
+                ('cluster_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('timeout_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('voter_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('voter_directory_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                ('listeners', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('ack_when_committed', 'bool', (1, 32767), None, None, None, True, False, None),
+            )),
+        ],
+        [
+            (0, 1, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+            )),
+        ],
     ),
     81: (
         'RemoveRaftVoter',
-        [(0, 0, 0, (('cluster_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('voter_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('voter_directory_id', 'uuid', (0, 32767), None, None, None, None, False, None)))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None)))],
+        [
+            (0, 0, 0, (
+                ('cluster_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('voter_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('voter_directory_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+            )),
+        ],
     ),
     82: (
         'UpdateRaftVoter',
-        [(0, 0, 0, (('cluster_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None), ('current_leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('voter_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('voter_directory_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('listeners', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'uint16', (0, 32767), None, None, None, 0, False, None))), ('k_raft_version_feature', 'struct', (0, 32767), None, None, None, None, False, (('min_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None), ('max_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None)))))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('current_leader', 'struct', (0, 32767), None, (0, 32767), 0, None, False, (('leader_id', 'int32', (0, 32767), None, None, None, -1, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, -1, False, None), ('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'int32', (0, 32767), None, None, None, 0, False, None)))))],
+        [
+            (0, 0, 0, (
+                ('cluster_id', 'string', (0, 32767), (0, 32767), None, None, '', False, None),
+                ('current_leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('voter_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('voter_directory_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                ('listeners', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('k_raft_version_feature', 'struct', (0, 32767), None, None, None, None, False, (
+                    ('min_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('max_supported_version', 'int16', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('current_leader', 'struct', (0, 32767), None, (0, 32767), 0, None, False, (
+                    ('leader_id', 'int32', (0, 32767), None, None, None, -1, False, None),
+                    ('leader_epoch', 'int32', (0, 32767), None, None, None, -1, False, None),
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'int32', (0, 32767), None, None, None, 0, False, None),
+                )),
+            )),
+        ],
     ),
     83: (
         'InitializeShareGroupState',
-        [(0, 0, 0, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('state_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None)))))))],
-        [(0, 0, 0, (('results', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None))))),))],
+        [
+            (0, 0, 0, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('state_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     84: (
         'ReadShareGroupState',
-        [(0, 0, 0, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None)))))))],
-        [(0, 0, 0, (('results', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('state_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('state_batches', '[]struct', (0, 32767), None, None, None, [], False, (('first_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('delivery_state', 'int8', (0, 32767), None, None, None, 0, False, None), ('delivery_count', 'int16', (0, 32767), None, None, None, 0, False, None))))))),))],
+        [
+            (0, 0, 0, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('state_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('state_batches', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('first_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('delivery_state', 'int8', (0, 32767), None, None, None, 0, False, None),
+                            ('delivery_count', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+            )),
+        ],
     ),
     85: (
         'WriteShareGroupState',
-        [(0, 1, 0, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('state_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('delivery_complete_count', 'int32', (1, 32767), None, None, None, -1, False, None), ('state_batches', '[]struct', (0, 32767), None, None, None, [], False, (('first_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('delivery_state', 'int8', (0, 32767), None, None, None, 0, False, None), ('delivery_count', 'int16', (0, 32767), None, None, None, 0, False, None)))))))))],
-        [(0, 1, 0, (('results', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None))))),))],
+        [
+            (0, 1, 0, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('state_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('delivery_complete_count', 'int32', (1, 32767), None, None, None, -1, False, None),
+                        ('state_batches', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('first_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('last_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('delivery_state', 'int8', (0, 32767), None, None, None, 0, False, None),
+                            ('delivery_count', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 0, (
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     86: (
         'DeleteShareGroupState',
-        [(0, 0, 0, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None),))))))],
-        [(0, 0, 0, (('results', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None))))),))],
+        [
+            (0, 0, 0, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     87: (
         'ReadShareGroupStateSummary',
-        [(0, 1, 0, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None)))))))],
-        [(0, 1, 0, (('results', '[]struct', (0, 32767), None, None, None, [], False, (('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('state_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('delivery_complete_count', 'int32', (1, 32767), None, None, None, -1, False, None))))),))],
+        [
+            (0, 1, 0, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 0, (
+                ('results', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('state_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        ('delivery_complete_count', 'int32', (1, 32767), None, None, None, -1, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     88: (
         'StreamsGroupHeartbeat',
-        [(0, 0, 0, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('endpoint_information_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('instance_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('rebalance_timeout_ms', 'int32', (0, 32767), None, None, None, -1, False, None), ('topology', 'struct', (0, 32767), (0, 32767), None, None, None, False, (('epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('subtopologies', '[]struct', (0, 32767), None, None, None, [], False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('source_topics', '[]string', (0, 32767), None, None, None, [], False, None), ('source_topic_regex', '[]string', (0, 32767), None, None, None, [], False, None), ('state_changelog_topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', 'int32', (0, 32767), None, None, None, 0, False, None), ('replication_factor', 'int16', (0, 32767), None, None, None, 0, False, None), ('topic_configs', '[]struct', (0, 32767), None, None, None, [], False, (('key', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'string', (0, 32767), None, None, None, '', False, None))))), ('repartition_sink_topics', '[]string', (0, 32767), None, None, None, [], False, None), ('repartition_source_topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', 'int32', (0, 32767), None, None, None, 0, False, None), ('replication_factor', 'int16', (0, 32767), None, None, None, 0, False, None), ('topic_configs', '[]struct', (0, 32767), None, None, None, [], False, (('key', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'string', (0, 32767), None, None, None, '', False, None))))), ('copartition_groups', '[]struct', (0, 32767), None, None, None, [], False, (('source_topics', '[]int16', (0, 32767), None, None, None, [], False, None), ('source_topic_regex', '[]int16', (0, 32767), None, None, None, [], False, None), ('repartition_source_topics', '[]int16', (0, 32767), None, None, None, [], False, None))))))), ('active_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('standby_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('warmup_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('process_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('user_endpoint', 'struct', (0, 32767), (0, 32767), None, None, None, False, (('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'uint16', (0, 32767), None, None, None, 0, False, None))), ('client_tags', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('key', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'string', (0, 32767), None, None, None, '', False, None))), ('task_offsets', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('offset', 'int64', (0, 32767), None, None, None, 0, False, None))), ('task_end_offsets', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('offset', 'int64', (0, 32767), None, None, None, 0, False, None))), ('shutdown_application', 'bool', (0, 32767), None, None, None, False, False, None)))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('heartbeat_interval_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('acceptable_recovery_lag', 'int32', (0, 32767), None, None, None, 0, False, None), ('task_offset_interval_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('status', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (('status_code', 'int8', (0, 32767), None, None, None, 0, False, None), ('status_detail', 'string', (0, 32767), None, None, None, '', False, None))), ('active_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('standby_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('warmup_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('endpoint_information_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('partitions_by_user_endpoint', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('user_endpoint', 'struct', (0, 32767), None, None, None, None, False, (('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'uint16', (0, 32767), None, None, None, 0, False, None))), ('active_partitions', '[]struct', (0, 32767), None, None, None, [], False, (('topic', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('standby_partitions', '[]struct', (0, 32767), None, None, None, [], False, (('topic', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None)))))))],
+        [
+            (0, 0, 0, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('endpoint_information_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('instance_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('rebalance_timeout_ms', 'int32', (0, 32767), None, None, None, -1, False, None),
+                ('topology', 'struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('subtopologies', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('source_topics', '[]string', (0, 32767), None, None, None, [], False, None),
+                        ('source_topic_regex', '[]string', (0, 32767), None, None, None, [], False, None),
+                        ('state_changelog_topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                            ('partitions', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('replication_factor', 'int16', (0, 32767), None, None, None, 0, False, None),
+                            ('topic_configs', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('key', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('value', 'string', (0, 32767), None, None, None, '', False, None),
+                            )),
+                        )),
+                        ('repartition_sink_topics', '[]string', (0, 32767), None, None, None, [], False, None),
+                        ('repartition_source_topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                            ('partitions', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('replication_factor', 'int16', (0, 32767), None, None, None, 0, False, None),
+                            ('topic_configs', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('key', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('value', 'string', (0, 32767), None, None, None, '', False, None),
+                            )),
+                        )),
+                        ('copartition_groups', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('source_topics', '[]int16', (0, 32767), None, None, None, [], False, None),
+                            ('source_topic_regex', '[]int16', (0, 32767), None, None, None, [], False, None),
+                            ('repartition_source_topics', '[]int16', (0, 32767), None, None, None, [], False, None),
+                        )),
+                    )),
+                )),
+                ('active_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+                ('standby_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+                ('warmup_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+                ('process_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('user_endpoint', 'struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('port', 'uint16', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('client_tags', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('key', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('value', 'string', (0, 32767), None, None, None, '', False, None),
+                )),
+                ('task_offsets', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('task_end_offsets', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                )),
+                ('shutdown_application', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('heartbeat_interval_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('acceptable_recovery_lag', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('task_offset_interval_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('status', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (
+                    ('status_code', 'int8', (0, 32767), None, None, None, 0, False, None),
+                    ('status_detail', 'string', (0, 32767), None, None, None, '', False, None),
+                )),
+                ('active_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+                ('standby_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+                ('warmup_tasks', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                )),
+                ('endpoint_information_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('partitions_by_user_endpoint', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                    ('user_endpoint', 'struct', (0, 32767), None, None, None, None, False, (
+                        ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('port', 'uint16', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                    ('active_partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('topic', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                    ('standby_partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('topic', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     89: (
         'StreamsGroupDescribe',
-        [(0, 0, 0, (('group_ids', '[]string', (0, 32767), None, None, None, [], False, None), ('include_authorized_operations', 'bool', (0, 32767), None, None, None, False, False, None)))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('groups', '[]struct', (0, 32767), None, None, None, [], False, (('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('group_state', 'string', (0, 32767), None, None, None, '', False, None), ('group_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('assignment_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('topology', 'struct', (0, 32767), (0, 32767), None, None, None, False, (('epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('subtopologies', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('source_topics', '[]string', (0, 32767), None, None, None, [], False, None), ('repartition_sink_topics', '[]string', (0, 32767), None, None, None, [], False, None), ('state_changelog_topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', 'int32', (0, 32767), None, None, None, 0, False, None), ('replication_factor', 'int16', (0, 32767), None, None, None, 0, False, None), ('topic_configs', '[]struct', (0, 32767), None, None, None, [], False, (('key', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'string', (0, 32767), None, None, None, '', False, None))))), ('repartition_source_topics', '[]struct', (0, 32767), None, None, None, [], False, (('name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', 'int32', (0, 32767), None, None, None, 0, False, None), ('replication_factor', 'int16', (0, 32767), None, None, None, 0, False, None), ('topic_configs', '[]struct', (0, 32767), None, None, None, [], False, (('key', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'string', (0, 32767), None, None, None, '', False, None))))))))), ('members', '[]struct', (0, 32767), None, None, None, [], False, (('member_id', 'string', (0, 32767), None, None, None, '', False, None), ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('instance_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('client_id', 'string', (0, 32767), None, None, None, '', False, None), ('client_host', 'string', (0, 32767), None, None, None, '', False, None), ('topology_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('process_id', 'string', (0, 32767), None, None, None, '', False, None), ('user_endpoint', 'struct', (0, 32767), (0, 32767), None, None, None, False, (('host', 'string', (0, 32767), None, None, None, '', False, None), ('port', 'uint16', (0, 32767), None, None, None, 0, False, None))), ('client_tags', '[]struct', (0, 32767), None, None, None, [], False, (('key', 'string', (0, 32767), None, None, None, '', False, None), ('value', 'string', (0, 32767), None, None, None, '', False, None))), ('task_offsets', '[]struct', (0, 32767), None, None, None, [], False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('offset', 'int64', (0, 32767), None, None, None, 0, False, None))), ('task_end_offsets', '[]struct', (0, 32767), None, None, None, [], False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partition', 'int32', (0, 32767), None, None, None, 0, False, None), ('offset', 'int64', (0, 32767), None, None, None, 0, False, None))), ('assignment', 'struct', (0, 32767), None, None, None, None, False, (('active_tasks', '[]struct', (0, 32767), None, None, None, [], False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('standby_tasks', '[]struct', (0, 32767), None, None, None, [], False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('warmup_tasks', '[]struct', (0, 32767), None, None, None, [], False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))))), ('target_assignment', 'struct', (0, 32767), None, None, None, None, False, (('active_tasks', '[]struct', (0, 32767), None, None, None, [], False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('standby_tasks', '[]struct', (0, 32767), None, None, None, [], False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))), ('warmup_tasks', '[]struct', (0, 32767), None, None, None, [], False, (('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))))), ('is_classic', 'bool', (0, 32767), None, None, None, False, False, None))), ('authorized_operations', 'int32', (0, 32767), None, None, None, -2147483648, False, None)))))],
+        [
+            (0, 0, 0, (
+                ('group_ids', '[]string', (0, 32767), None, None, None, [], False, None),
+                ('include_authorized_operations', 'bool', (0, 32767), None, None, None, False, False, None),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('groups', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                    ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('group_state', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('group_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('assignment_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                    ('topology', 'struct', (0, 32767), (0, 32767), None, None, None, False, (
+                        ('epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('subtopologies', '[]struct', (0, 32767), (0, 32767), None, None, None, False, (
+                            ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                            ('source_topics', '[]string', (0, 32767), None, None, None, [], False, None),
+                            ('repartition_sink_topics', '[]string', (0, 32767), None, None, None, [], False, None),
+                            ('state_changelog_topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', 'int32', (0, 32767), None, None, None, 0, False, None),
+                                ('replication_factor', 'int16', (0, 32767), None, None, None, 0, False, None),
+                                ('topic_configs', '[]struct', (0, 32767), None, None, None, [], False, (
+                                    ('key', 'string', (0, 32767), None, None, None, '', False, None),
+                                    ('value', 'string', (0, 32767), None, None, None, '', False, None),
+                                )),
+                            )),
+                            ('repartition_source_topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('name', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', 'int32', (0, 32767), None, None, None, 0, False, None),
+                                ('replication_factor', 'int16', (0, 32767), None, None, None, 0, False, None),
+                                ('topic_configs', '[]struct', (0, 32767), None, None, None, [], False, (
+                                    ('key', 'string', (0, 32767), None, None, None, '', False, None),
+                                    ('value', 'string', (0, 32767), None, None, None, '', False, None),
+                                )),
+                            )),
+                        )),
+                    )),
+                    ('members', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('member_id', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('member_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('instance_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('rack_id', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        ('client_id', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('client_host', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('topology_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('process_id', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('user_endpoint', 'struct', (0, 32767), (0, 32767), None, None, None, False, (
+                            ('host', 'string', (0, 32767), None, None, None, '', False, None),
+                            ('port', 'uint16', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                        ('client_tags', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('key', 'string', (0, 32767), None, None, None, '', False, None),
+                            ('value', 'string', (0, 32767), None, None, None, '', False, None),
+                        )),
+                        ('task_offsets', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                            ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                        ('task_end_offsets', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                            ('partition', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                        )),
+                        ('assignment', 'struct', (0, 32767), None, None, None, None, False, (
+                            ('active_tasks', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                            )),
+                            ('standby_tasks', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                            )),
+                            ('warmup_tasks', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                            )),
+                        )),
+                        ('target_assignment', 'struct', (0, 32767), None, None, None, None, False, (
+                            ('active_tasks', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                            )),
+                            ('standby_tasks', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                            )),
+                            ('warmup_tasks', '[]struct', (0, 32767), None, None, None, [], False, (
+                                ('subtopology_id', 'string', (0, 32767), None, None, None, '', False, None),
+                                ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                            )),
+                        )),
+                        ('is_classic', 'bool', (0, 32767), None, None, None, False, False, None),
+                    )),
+                    ('authorized_operations', 'int32', (0, 32767), None, None, None, -2147483648, False, None),
+                )),
+            )),
+        ],
     ),
     90: (
         'DescribeShareGroupOffsets',
-        [(0, 1, 0, (('groups', '[]struct', (0, 32767), None, None, None, [], False, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None))))),))],
-        [(0, 1, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('groups', '[]struct', (0, 32767), None, None, None, [], False, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None), ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None), ('lag', 'int64', (1, 32767), None, None, None, -1, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None))))), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None)))))],
+        [
+            (0, 1, 0, (
+                ('groups', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('topics', '[]struct', (0, 32767), (0, 32767), None, None, [], False, (
+                        ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('partitions', '[]int32', (0, 32767), None, None, None, [], False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 1, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('groups', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                        ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                        ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                            ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                            ('leader_epoch', 'int32', (0, 32767), None, None, None, 0, False, None),
+                            ('lag', 'int64', (1, 32767), None, None, None, -1, False, None),
+                            ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                            ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                        )),
+                    )),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                )),
+            )),
+        ],
     ),
     91: (
         'AlterShareGroupOffsets',
-        [(0, 0, 0, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None)))))))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('responses', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None)))))))],
+        [
+            (0, 0, 0, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('start_offset', 'int64', (0, 32767), None, None, None, 0, False, None),
+                    )),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('partitions', '[]struct', (0, 32767), None, None, None, [], False, (
+                        ('partition_index', 'int32', (0, 32767), None, None, None, 0, False, None),
+                        ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                        ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                    )),
+                )),
+            )),
+        ],
     ),
     92: (
         'DeleteShareGroupOffsets',
-        [(0, 0, 0, (('group_id', 'string', (0, 32767), None, None, None, '', False, None), ('topics', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None),))))],
-        [(0, 0, 0, (('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None), ('responses', '[]struct', (0, 32767), None, None, None, [], False, (('topic_name', 'string', (0, 32767), None, None, None, '', False, None), ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None), ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None), ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None)))))],
+        [
+            (0, 0, 0, (
+                ('group_id', 'string', (0, 32767), None, None, None, '', False, None),
+                ('topics', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                )),
+            )),
+        ],
+        [
+            (0, 0, 0, (
+                ('throttle_time_ms', 'int32', (0, 32767), None, None, None, 0, False, None),
+                ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                ('responses', '[]struct', (0, 32767), None, None, None, [], False, (
+                    ('topic_name', 'string', (0, 32767), None, None, None, '', False, None),
+                    ('topic_id', 'uuid', (0, 32767), None, None, None, None, False, None),
+                    ('error_code', 'int16', (0, 32767), None, None, None, 0, False, None),
+                    ('error_message', 'string', (0, 32767), (0, 32767), None, None, None, False, None),
+                )),
+            )),
+        ],
     ),
 }
 
-REQUEST_HEADER = (0, 2, 2, (('request_api_key', 'int16', (0, 32767), None, None, None, 0, False, None), ('request_api_version', 'int16', (0, 32767), None, None, None, 0, False, None), ('correlation_id', 'int32', (0, 32767), None, None, None, 0, False, None), ('client_id', 'string', (1, 32767), (1, 32767), None, None, '', True, None)))
-RESPONSE_HEADER = (0, 1, 1, (('correlation_id', 'int32', (0, 32767), None, None, None, 0, False, None),))
+REQUEST_HEADER: tuple[Any, ...] = (0, 2, 2, (
+    ('request_api_key', 'int16', (0, 32767), None, None, None, 0, False, None),
+    ('request_api_version', 'int16', (0, 32767), None, None, None, 0, False, None),
+    ('correlation_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+    ('client_id', 'string', (1, 32767), (1, 32767), None, None, '', True, None),
+))
+RESPONSE_HEADER: tuple[Any, ...] = (0, 1, 1, (
+    ('correlation_id', 'int32', (0, 32767), None, None, None, 0, False, None),
+))

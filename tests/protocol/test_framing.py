@@ -1,0 +1,126 @@
+"""Length-prefixed frames out of a byte stream, whatever the chunking, with a size limit checked first."""
+
+from __future__ import annotations
+
+import random
+import tracemalloc
+
+import pytest
+
+from protocol.errors import DecodeError, FrameTooLarge
+from protocol.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, frame
+
+PAYLOADS = [b"", b"a", b"hello", bytes(range(256)) * 3, b"\x00" * 4, b"x" * 70000]
+
+
+def framed(payloads: list[bytes]) -> bytes:
+    return b"".join(b"".join(bytes(c) for c in frame([p])) for p in payloads)
+
+
+def drain(decoder: FrameDecoder) -> list[bytes]:
+    out = []
+    while (f := decoder.next_frame()) is not None:
+        out.append(bytes(f))
+    return out
+
+
+def test_frame_prefixes_the_total_size_of_the_chunks() -> None:
+    chunks = frame([b"ab", bytearray(b"c"), memoryview(b"defg")])
+    assert b"".join(bytes(c) for c in chunks) == b"\x00\x00\x00\x07abcdefg"
+    assert frame([]) == [b"\x00\x00\x00\x00"]
+
+
+def test_frames_fed_one_byte_at_a_time() -> None:
+    decoder = FrameDecoder()
+    got: list[bytes] = []
+    stream = framed(PAYLOADS[:5])
+    for i in range(len(stream)):
+        decoder.feed(stream[i : i + 1])
+        got.extend(drain(decoder))
+    assert got == PAYLOADS[:5]
+    assert decoder.buffered() == 0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_frames_fed_in_random_chunk_splits(seed: int) -> None:
+    rng = random.Random(seed)
+    payloads = [rng.randbytes(rng.choice([0, 1, 3, 50, 5000])) for _ in range(rng.randint(1, 12))]
+    stream = framed(payloads)
+    decoder = FrameDecoder()
+    got: list[bytes] = []
+    pos = 0
+    while pos < len(stream):
+        n = rng.choice([1, 2, 3, 4, 5, 7, 64, 4096, 100000])
+        decoder.feed(memoryview(stream)[pos : pos + n])
+        pos += n
+        got.extend(drain(decoder))
+    assert got == payloads
+
+
+def test_many_frames_in_one_chunk() -> None:
+    decoder = FrameDecoder()
+    payloads = [bytes([i]) * i for i in range(200)]
+    decoder.feed(framed(payloads) + b"\x00\x00")  # plus half of the next size prefix
+    assert drain(decoder) == payloads
+    assert decoder.buffered() == 2
+    decoder.feed(b"\x00\x01Z")
+    assert drain(decoder) == [b"Z"]
+
+
+def test_frames_are_mutable_and_independent_of_the_stream_buffer() -> None:
+    decoder = FrameDecoder()
+    decoder.feed(framed([b"abc", b"def"]))
+    first = decoder.next_frame()
+    assert isinstance(first, bytearray)
+    first[0] = ord("X")
+    assert decoder.next_frame() == bytearray(b"def")
+    assert first == bytearray(b"Xbc")
+
+
+def test_size_above_max_raises_frame_too_large_before_the_body_arrives() -> None:
+    decoder = FrameDecoder(max_frame_size=1000)
+    decoder.feed(b"\x00\x00\x03\xe8")  # exactly the limit is fine
+    assert decoder.next_frame() is None
+    decoder = FrameDecoder(max_frame_size=1000)
+    decoder.feed(b"\x00\x00\x03")
+    assert decoder.next_frame() is None  # the prefix is not complete yet
+    decoder.feed(b"\xe9")  # 1001: only the 4 prefix bytes, no body
+    with pytest.raises(FrameTooLarge, match="1001"):
+        decoder.next_frame()
+
+
+def test_negative_size_raises_decode_error() -> None:
+    decoder = FrameDecoder()
+    decoder.feed(b"\xff\xff\xff\xfe")
+    with pytest.raises(DecodeError, match="negative"):
+        decoder.next_frame()
+
+
+def test_frame_too_large_is_a_decode_error() -> None:
+    assert issubclass(FrameTooLarge, DecodeError)
+
+
+def test_hostile_prefix_never_allocates() -> None:
+    decoder = FrameDecoder()  # 100 MiB default limit
+    assert decoder.max_frame_size == DEFAULT_MAX_FRAME_SIZE == 100 * 1024 * 1024
+    tracemalloc.start()
+    try:
+        decoder.feed(b"\x7f\xff\xff\xff")
+        with pytest.raises(FrameTooLarge):
+            decoder.next_frame()
+        _size, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024
+
+
+def test_a_frame_just_under_the_limit_waits_for_its_body_without_allocating_it() -> None:
+    decoder = FrameDecoder()
+    tracemalloc.start()
+    try:
+        decoder.feed((DEFAULT_MAX_FRAME_SIZE).to_bytes(4, "big"))
+        assert decoder.next_frame() is None
+        _size, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024
