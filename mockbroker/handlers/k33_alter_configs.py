@@ -25,6 +25,7 @@ resource in request order, error_message with Kafka's wording:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
@@ -82,8 +83,9 @@ def _alter(ctx: RequestContext, r: Msg, validate_only: bool) -> None:
         raise unsupported_resource(r.resource_type)
 
 
-@handler(API_KEY, 0, 2)
-def handle_alter_configs(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+def alter_resources(ctx: RequestContext, req: Msg, alter: Callable[[RequestContext, Msg, bool], None]) -> Msg:
+    """The response of AlterConfigs / IncrementalAlterConfigs: `alter` applied to each resource, its
+    KafkaError answered for that resource; a resource named twice is INVALID_REQUEST for both."""
     duplicates = duplicate_resources(req.resources)
     responses = []
     for r in req.resources:
@@ -92,9 +94,14 @@ def handle_alter_configs(ctx: RequestContext, header: RequestHeader, req: Msg) -
             code, message = ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
         else:
             try:
-                _alter(ctx, r, bool(req.validate_only))
+                alter(ctx, r, bool(req.validate_only))
             except KafkaError as exc:
                 code, message = exc.code, exc.message
         responses.append(Msg(error_code=code, error_message=message, resource_type=r.resource_type,
                              resource_name=r.resource_name))
     return Msg(throttle_time_ms=0, responses=responses)
+
+
+@handler(API_KEY, 0, 2)
+def handle_alter_configs(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    return alter_resources(ctx, req, _alter)

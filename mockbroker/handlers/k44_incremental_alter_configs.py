@@ -32,8 +32,8 @@ from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.k32_describe_configs import BROKER, BROKER_LOGGER, TOPIC
 from mockbroker.handlers.k33_alter_configs import (
+    alter_resources,
     check_broker_resource,
-    duplicate_resources,
     unsupported_resource,
 )
 from mockbroker.state.configs import OP_APPEND, OP_DELETE, OP_SET, OP_SUBTRACT
@@ -92,17 +92,4 @@ def _alter(ctx: RequestContext, r: Msg, validate_only: bool) -> None:
 
 @handler(API_KEY, 0, 1)
 def handle_incremental_alter_configs(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    duplicates = duplicate_resources(req.resources)
-    responses = []
-    for r in req.resources:
-        code, message = ErrorCode.NONE, None
-        if (r.resource_type, r.resource_name) in duplicates:
-            code, message = ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
-        else:
-            try:
-                _alter(ctx, r, bool(req.validate_only))
-            except KafkaError as exc:
-                code, message = exc.code, exc.message
-        responses.append(Msg(error_code=code, error_message=message, resource_type=r.resource_type,
-                             resource_name=r.resource_name))
-    return Msg(throttle_time_ms=0, responses=responses)
+    return alter_resources(ctx, req, _alter)
