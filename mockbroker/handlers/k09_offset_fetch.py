@@ -1,0 +1,111 @@
+"""OffsetFetch (key 9), v0-v10: a group's committed offsets.
+
+As Kafka's KafkaApis and OffsetMetadataManager:
+- v0-v7 ask for one group; v8+ for a batch of groups (KIP-709), each answered with its own error code.
+- A null topic list (v2+) asks for every committed offset of the group.
+- A partition without a committed offset (or a group that does not exist) answers offset -1, leader epoch
+  -1, metadata "" and no error; topics are not checked (v10 names topics by id: an unknown id gets
+  UNKNOWN_TOPIC_ID).
+- v9+ (KIP-848): with a member id and epoch, the member must be the group's (UNKNOWN_MEMBER_ID,
+  STALE_MEMBER_EPOCH as a group-level error); a classic group accepts any.
+- require_stable (v7+): a partition with offsets pending in an open transaction (TxnOffsetCommit) answers
+  UNSTABLE_OFFSET_COMMIT and offset -1, as Kafka; the client retries until the transaction ends.
+- Group errors go to the top-level error code (v2-v7), to every partition (v0-v1), to the group (v8+).
+- Offsets of a deleted topic are gone, as Kafka deletes them with its partitions. Kafka 4 no longer
+  serves v0; it is served here with v1's behaviour, for old clients.
+"""
+
+from __future__ import annotations
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.errors import KafkaError
+from mockbroker.state.groups import GroupCoordinator
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+API_KEY = 9
+
+
+def _partition(index: int, offset: int = -1, leader_epoch: int = -1, metadata: str = "",
+               error: ErrorCode = ErrorCode.NONE) -> Msg:
+    return Msg(partition_index=index, committed_offset=offset, committed_leader_epoch=leader_epoch,
+               metadata=metadata, error_code=error)
+
+
+def _unstable(ctx: RequestContext, group_id: str, topic: str, partition: int) -> bool:
+    """Offsets of this partition wait in an open transaction (the transaction coordinator knows)."""
+    txn = getattr(ctx.broker, "txn_coordinator", None)
+    return txn is not None and bool(txn.has_pending_offsets(group_id, topic, partition))
+
+
+def fetch_group(ctx: RequestContext, coordinator: GroupCoordinator, group_id: str, member_id: str | None,
+                member_epoch: int, topics: list[Msg] | None, by_id: bool,
+                require_stable: bool = False) -> tuple[ErrorCode, list[Msg]]:
+    """(group error, topics) for one group of the request."""
+    try:
+        exists = coordinator.validate_offset_fetch(group_id, member_id, member_epoch)
+    except KafkaError as exc:
+        return exc.code, []
+    cluster = ctx.cluster
+    out: list[Msg] = []
+    if topics is None:
+        by_topic: dict[str, list[Msg]] = {}
+        for (topic, partition), value in (coordinator.fetch_all_offsets(group_id) if exists else {}).items():
+            if require_stable and _unstable(ctx, group_id, topic, partition):
+                by_topic.setdefault(topic, []).append(_partition(partition, error=ErrorCode.UNSTABLE_OFFSET_COMMIT))
+                continue
+            by_topic.setdefault(topic, []).append(
+                _partition(partition, value.offset, value.leader_epoch, value.metadata))
+        for topic, partitions in by_topic.items():
+            t = cluster.topic(topic)
+            if by_id and t is None:
+                continue
+            out.append(Msg(name=topic, topic_id=t.topic_id if t is not None else None, partitions=partitions))
+        return ErrorCode.NONE, out
+    for req_topic in topics:
+        name = req_topic.name
+        if by_id:
+            t = cluster.topics_by_id.get(req_topic.topic_id)
+            if t is None:
+                out.append(Msg(name="", topic_id=req_topic.topic_id, partitions=[
+                    _partition(p, error=ErrorCode.UNKNOWN_TOPIC_ID) for p in req_topic.partition_indexes]))
+                continue
+            name = t.name
+        partitions = []
+        for p in req_topic.partition_indexes:
+            if require_stable and _unstable(ctx, group_id, name, p):
+                partitions.append(_partition(p, error=ErrorCode.UNSTABLE_OFFSET_COMMIT))
+                continue
+            found = coordinator.fetch_offset(group_id, name, p) if exists else None
+            if found is None:
+                partitions.append(_partition(p))
+            else:
+                partitions.append(_partition(p, found.offset, found.leader_epoch, found.metadata))
+        out.append(Msg(name=name, topic_id=req_topic.get("topic_id"), partitions=partitions))
+    return ErrorCode.NONE, out
+
+
+@handler(API_KEY, 0, 10)
+def handle_offset_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    v = header.api_version
+    coordinator = ctx.broker.group_coordinator
+    if v >= 8:
+        groups = []
+        for g in req.groups:
+            error, topics = fetch_group(ctx, coordinator, g.group_id, g.member_id if v >= 9 else None,
+                                        g.member_epoch if v >= 9 else -1, g.topics, v >= 10, bool(req.require_stable))
+            groups.append(Msg(group_id=g.group_id, topics=topics, error_code=error))
+        return Msg(throttle_time_ms=0, groups=groups)
+    topics_req = req.topics if v >= 2 else (req.topics or [])
+    error, topics = fetch_group(ctx, coordinator, req.group_id, None, -1, topics_req, False,
+                                v >= 7 and bool(req.require_stable))
+    if error != ErrorCode.NONE:
+        if v < 2:
+            # No top-level error before v2: every partition asked for carries it.
+            topics = [Msg(name=t.name, partitions=[_partition(p, error=error) for p in t.partition_indexes])
+                      for t in topics_req]
+        else:
+            topics = []
+    return Msg(throttle_time_ms=0, topics=topics, error_code=error)

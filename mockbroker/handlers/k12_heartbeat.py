@@ -1,0 +1,24 @@
+"""Heartbeat (key 12), v0-v4: a classic group member's session keeps going.
+
+As Kafka: NONE in CompletingRebalance and Stable, REBALANCE_IN_PROGRESS in PreparingRebalance (the
+member must rejoin; the session is still extended), UNKNOWN_MEMBER_ID (unknown group or member, Empty
+group), FENCED_INSTANCE_ID (v3+: the group.instance.id now belongs to another member id),
+ILLEGAL_GENERATION, INVALID_GROUP_ID. Without heartbeats (or commits) a member is removed once its
+session.timeout.ms passes on the broker clock, and the group rebalances.
+"""
+
+from __future__ import annotations
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+API_KEY = 12
+
+
+@handler(API_KEY, 0, 4)
+def handle_heartbeat(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    code = ctx.broker.group_coordinator.heartbeat(req.group_id, req.generation_id, req.member_id,
+                                                  req.group_instance_id)
+    return Msg(throttle_time_ms=0, error_code=code)

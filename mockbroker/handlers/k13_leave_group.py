@@ -1,0 +1,37 @@
+"""LeaveGroup (key 13), v0-v5: members leave a classic group (and it rebalances).
+
+- v0-v2: one member id; its error is the top-level error code.
+- v3+ (KIP-345): a batch of members, each by member id and/or group.instance.id (an empty member id with an
+  instance id removes that static member: the admin client's removeMembersFromConsumerGroup); one error
+  per member (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v5 adds a reason (logged by Kafka, ignored here).
+- A group that does not exist (or is a KIP-848 group): UNKNOWN_MEMBER_ID for every member, as Kafka.
+- INVALID_GROUP_ID for an empty group id.
+"""
+
+from __future__ import annotations
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+API_KEY = 13
+
+
+@handler(API_KEY, 0, 5)
+def handle_leave_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    v = header.api_version
+    if v < 3:
+        members: list[tuple[str, str | None]] = [(req.member_id, None)]
+    else:
+        members = [(m.member_id, m.group_instance_id) for m in req.members]
+    top, errors = ctx.broker.group_coordinator.leave_group(req.group_id, members)
+    if v < 3:
+        code = top if top != ErrorCode.NONE else next((e for e in errors if e != ErrorCode.NONE), ErrorCode.NONE)
+        return Msg(throttle_time_ms=0, error_code=code)
+    if top != ErrorCode.NONE:
+        return Msg(throttle_time_ms=0, error_code=top, members=[])
+    return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, members=[
+        Msg(member_id=member_id, group_instance_id=instance_id, error_code=code)
+        for (member_id, instance_id), code in zip(members, errors, strict=True)])

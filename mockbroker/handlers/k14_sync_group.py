@@ -1,0 +1,46 @@
+"""SyncGroup (key 14), v0-v5: the leader's assignments go out to every member of the generation.
+
+As Kafka's group coordinator: the leader's request stores the assignments (members it left out get an
+empty one) and answers every parked SyncGroup of the generation; a follower's request parks until then
+(CompletingRebalance) or gets its assignment at once (Stable). Errors: INVALID_GROUP_ID, UNKNOWN_MEMBER_ID
+(unknown group or member, empty group), FENCED_INSTANCE_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS
+(PreparingRebalance; a parked SyncGroup is answered so when a new rebalance starts).
+v5+: protocol_type and protocol_name are required (INCONSISTENT_GROUP_PROTOCOL when missing, as Kafka's
+KafkaApis) and must match the group's (INCONSISTENT_GROUP_PROTOCOL).
+Members that never send their SyncGroup are removed after the rebalance timeout and the group rebalances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.handlers.k11_join_group import park
+from mockbroker.state.groups import Responder, sync_error
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+API_KEY = 14
+
+
+@handler(API_KEY, 0, 5)
+def handle_sync_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | Awaitable[Msg]:
+    v = header.api_version
+
+    def finish(response: Msg) -> Msg:
+        response.throttle_time_ms = 0
+        return response
+
+    if v >= 5 and (req.protocol_type is None or req.protocol_name is None):
+        return finish(sync_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+
+    def start(respond: Responder) -> None:
+        ctx.broker.group_coordinator.sync_group(
+            group_id=req.group_id, generation_id=req.generation_id, member_id=req.member_id,
+            group_instance_id=req.group_instance_id, protocol_type=req.protocol_type if v >= 5 else None,
+            protocol_name=req.protocol_name if v >= 5 else None,
+            assignments={a.member_id: bytes(a.assignment) for a in req.assignments}, respond=respond)
+
+    return park(start, finish)
