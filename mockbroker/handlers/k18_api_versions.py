@@ -3,6 +3,9 @@
 Answers with every API key this broker serves and its version range, read from the dispatch registry
 (so the advertised list can never disagree with what is served).
 - v3+: the client's software name and version must match Kafka's pattern, else INVALID_REQUEST.
+- v3+: the features Kafka 4.3 reports in tagged fields: transaction.version, supported 0-2 (left out
+  below v4, whose clients may not read a minimum of 0) and finalized at 2 by default (the broker config
+  `transaction.version` picks 0 or 1).
 - A version above v4: the connection answers with a v0 body (response header v0, as every ApiVersions
   response) holding UNSUPPORTED_VERSION and the ApiVersions key's own range, as Kafka does (KIP-511),
   so the client can retry with a version we know.
@@ -12,12 +15,11 @@ from __future__ import annotations
 
 import re
 
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler, lookup, supported_versions
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader
 from protocol.messages import Msg
-
-from mockbroker.connection import RequestContext
-from mockbroker.dispatch import handler, lookup, supported_versions
 
 API_KEY = 18
 _SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
@@ -43,4 +45,6 @@ def handle_api_versions(ctx: RequestContext, header: RequestHeader, req: Msg) ->
         error_code=ErrorCode.NONE,
         api_keys=[Msg(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in supported_versions()],
         throttle_time_ms=0,
+        # v3+: supported/finalized features; transaction.version (KIP-890), see state/txn.py.
+        **ctx.broker.txn_coordinator.api_versions_features(header.api_version),
     )

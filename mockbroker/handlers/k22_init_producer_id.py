@@ -4,19 +4,22 @@ Without a transactional id (idempotent producers), as Kafka's TransactionCoordin
 producer id, unique for the broker's lifetime, with epoch 0 — also when the request names an
 existing producer id and epoch (KIP-360): Kafka answers those with a new id, and the Java client bumps
 an idempotent producer's epoch on its own side.
-With a transactional id: see the transaction coordinator (not served yet: COORDINATOR_NOT_AVAILABLE
-is never answered here; the request gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED-free behaviour once
-transactions land).
+With a transactional id: the transaction coordinator (state/txn.py, TxnCoordinator.init_producer_id): a
+producer id per transactional id, the epoch bumped on each init (the previous instance is fenced), an
+Ongoing transaction aborted first (CONCURRENT_TRANSACTIONS, the client retries), INVALID_REQUEST for an
+empty id, INVALID_TRANSACTION_TIMEOUT above transaction.max.timeout.ms, the KIP-360 expected producer
+id/epoch checks (v3+: a request naming only one of them is INVALID_REQUEST, as Kafka's KafkaApis), a
+new producer id when the epoch is exhausted. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v4.
 """
 
 from __future__ import annotations
 
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.errors import KafkaError
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader
 from protocol.messages import Msg
-
-from mockbroker.connection import RequestContext
-from mockbroker.dispatch import handler
 
 API_KEY = 22
 
@@ -24,7 +27,22 @@ API_KEY = 22
 @handler(API_KEY, 0, 5)
 def handle_init_producer_id(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     if req.transactional_id is not None:
-        # Transactions are not implemented yet (issue: transactions).
-        return Msg(throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_VERSION, producer_id=-1, producer_epoch=-1)
+        return _init_transactional(ctx, header.api_version, req)
     return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, producer_id=ctx.cluster.allocate_producer_id(),
                producer_epoch=0)
+
+
+def _init_transactional(ctx: RequestContext, version: int, req: Msg) -> Msg:
+    pid, epoch = (req.producer_id, req.producer_epoch) if version >= 3 else (-1, -1)
+    try:
+        if (pid == -1) != (epoch == -1):
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "producer id and epoch must both be set or both be -1")
+        expected = None if pid == -1 else (pid, epoch)
+        producer_id, producer_epoch = ctx.broker.txn_coordinator.init_producer_id(
+            req.transactional_id, req.transaction_timeout_ms, expected)
+    except KafkaError as exc:
+        code = exc.code
+        if code == ErrorCode.PRODUCER_FENCED and version < 4:
+            code = ErrorCode.INVALID_PRODUCER_EPOCH
+        return Msg(throttle_time_ms=0, error_code=code, producer_id=-1, producer_epoch=-1)
+    return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=producer_epoch)

@@ -1,0 +1,53 @@
+"""TxnOffsetCommit (key 28), v0-v5 (state: mockbroker/state/txn.py, the group in state/groups.py).
+
+The offsets wait in the transaction and become the group's committed offsets (what OffsetFetch answers)
+when the transaction commits; an abort drops them.
+
+- Per partition, as Kafka's KafkaApis: a topic or partition that does not exist: UNKNOWN_TOPIC_OR_PARTITION;
+  metadata longer than offset.metadata.max.bytes: OFFSET_METADATA_TOO_LARGE.
+- For every other partition, the first failing check's code (as Kafka's group coordinator):
+  INVALID_GROUP_ID (empty group id); the transaction check of the group's __consumer_offsets partition —
+  v5 (transaction version 2) adds it to the transaction, v0-v4 verify that AddOffsetsToTxn added it
+  (INVALID_TXN_STATE before v4, TRANSACTION_ABORTABLE from v4), with INVALID_PRODUCER_ID_MAPPING,
+  INVALID_PRODUCER_EPOCH for another epoch, CONCURRENT_TRANSACTIONS; then the group's member check
+  (generation -1 with no member: a commit outside group management, the group is created; else
+  UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS).
+"""
+
+from __future__ import annotations
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.errors import KafkaError
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+API_KEY = 28
+
+
+@handler(API_KEY, 0, 5)
+def handle_txn_offset_commit(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    v = header.api_version
+    errors: dict[tuple[str, int], ErrorCode] = {}
+    offsets: list[tuple[str, int, int, int, str | None]] = []
+    for t in req.topics:
+        for p in t.partitions:
+            if ctx.cluster.partition(t.name, p.partition_index) is None:
+                errors[(t.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                offsets.append((t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                                p.committed_metadata))
+    if offsets:
+        try:
+            errors.update(ctx.broker.txn_coordinator.txn_offset_commit(
+                req.transactional_id, req.group_id, req.producer_id, req.producer_epoch, req.generation_id,
+                req.member_id, req.group_instance_id, offsets, v))
+        except KafkaError as exc:
+            errors.update({(topic, index): exc.code for topic, index, *_ in offsets})
+    topics = []
+    for t in req.topics:
+        parts = [Msg(partition_index=p.partition_index, error_code=errors[(t.name, p.partition_index)])
+                 for p in t.partitions]
+        topics.append(Msg(name=t.name, partitions=parts))
+    return Msg(throttle_time_ms=0, topics=topics)

@@ -1,0 +1,38 @@
+"""ListTransactions (key 66), v0-v2 (state: mockbroker/state/txn.py).
+
+Every transactional id the coordinator knows (sorted by id), as Kafka's listTransactionStates:
+- state_filters: only those states; a name Kafka does not know is listed in unknown_state_filters (and,
+  as in Kafka, matches nothing).
+- producer_id_filters: only those producer ids.
+- v1+ duration_filter >= 0: only transactions started more than that many ms ago (broker clock; a
+  transactional id that never started one counts from -1, as in Kafka).
+- v2+ transactional_id_pattern: a regular expression the whole id must match (null or empty: all); one
+  that does not compile: INVALID_REGULAR_EXPRESSION.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+
+API_KEY = 66
+
+
+@handler(API_KEY, 0, 2)
+def handle_list_transactions(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    v = header.api_version
+    duration = req.duration_filter if v >= 1 else -1
+    pattern = req.transactional_id_pattern if v >= 2 else None
+    try:
+        unknown, states = ctx.broker.txn_coordinator.list_transactions(
+            list(req.state_filters), list(req.producer_id_filters), duration, pattern or None)
+    except re.error:
+        return Msg(throttle_time_ms=0, error_code=ErrorCode.INVALID_REGULAR_EXPRESSION, unknown_state_filters=[],
+                   transaction_states=[])
+    return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, unknown_state_filters=unknown,
+               transaction_states=[Msg(s) for s in states])

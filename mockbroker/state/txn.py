@@ -1,0 +1,790 @@
+"""The transaction coordinator, as Kafka's TransactionCoordinator and TransactionStateManager behave.
+
+No I/O and no asyncio. One coordinator serves every transactional id (FindCoordinator answers the node
+the client asks), so there is no __transaction_state partitioning and no loading; its "log" is the
+TxnMetadata kept here, and a state change is applied at once. State changes go through the table in
+txn_states.py (`TxnMetadata.transition`), and nowhere else.
+
+What it does:
+- InitProducerId with a transactional id: a producer id per transactional id and an epoch bumped on
+  every init, which fences the previous instance. An Ongoing transaction is fenced first (epoch + 1)
+  and aborted, and the caller gets CONCURRENT_TRANSACTIONS (it retries and gets the next epoch). A
+  transaction whose markers are still pending: CONCURRENT_TRANSACTIONS. KIP-360 checks of the expected
+  producer id and epoch, and a new producer id when the epoch is exhausted (32766).
+- AddPartitionsToTxn / AddOffsetsToTxn (the group's __consumer_offsets partition) / KIP-890 part 1
+  verification of a transactional Produce or TxnOffsetCommit, and part 2 (transaction version 2): the
+  partition is added by the Produce v12+ or TxnOffsetCommit v5 itself.
+- EndTxn: the decision (PrepareCommit / PrepareAbort), then a control batch per partition of the
+  transaction, appended through the partition's log so its producer state and last stable offset move,
+  then CompleteCommit / CompleteAbort. An ABORT marker also goes into the partition's aborted-transaction
+  index (producer id, first offset, last offset), which read_committed fetches list. With transaction
+  version 2 (EndTxn v5) every EndTxn bumps the epoch and the markers carry the bumped epoch.
+- TxnOffsetCommit: offsets wait in the transaction and reach the group's committed offsets with the
+  COMMIT marker (an abort drops them).
+- Timeouts: an Ongoing transaction older than its transaction.timeout.ms is fenced and aborted on the
+  broker clock, so its producer's next request fails. Kafka looks for those every
+  transaction.abort.timed.out.transaction.cleanup.interval.ms (10 s); here a timer per transaction fires
+  right after its deadline, so a test that advances the clock past the timeout sees the abort at once.
+- Transactional ids idle in Empty/CompleteCommit/CompleteAbort for transactional.id.expiration.ms are
+  removed (checked every transaction.remove.expired.transaction.cleanup.interval.ms, 1 h).
+
+transaction.version (KIP-890's feature): ApiVersions v3+ reports it supported 0-2 and finalized at 2,
+the level a Kafka 4.3 cluster is formatted with (TV_2 needs metadata.version 4.0-IV2, below 4.3's default),
+so Java clients 4.x use transaction version 2; the broker config `transaction.version` picks 0 or 1.
+
+Markers are written synchronously, so PrepareCommit/PrepareAbort last only inside a call, as long as
+`hold_markers` is False; a test sets it to keep transactions there (to see CONCURRENT_TRANSACTIONS) and
+calls `release_markers()`.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.state.txn_states import (
+    EXPIRATION_ALLOWED,
+    PREPARING,
+    TxnEvent,
+    TxnState,
+    next_state,
+    state_by_name,
+)
+from mockbroker.state.validation import RejectedBeforeAppend
+from protocol.records.batch import ControlType, RecordBatch
+from protocol.records.builder import build_control_batch
+
+if TYPE_CHECKING:
+    from mockbroker.clock import Clock
+    from mockbroker.scheduler import Scheduler, Timer
+    from mockbroker.state.cluster import Cluster, Partition
+    from mockbroker.state.log import PartitionLog
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+EPOCH_MAX = 32767  # Short.MAX_VALUE
+OFFSETS_TOPIC = "__consumer_offsets"
+FEATURE_NAME = "transaction.version"
+MAX_TRANSACTION_VERSION = 2
+# Kafka 4.3's default for a new cluster: transaction.version 2 (TV_2 needs metadata.version 4.0-IV2, which a
+# 4.3 cluster is formatted with), so Java clients 4.x use KIP-890 part 2. `transaction.version` in the
+# broker config picks another level (0 or 1: clients keep AddPartitionsToTxn and EndTxn v4 and below).
+DEFAULT_TRANSACTION_VERSION = 2
+DEFAULTS: dict[str, int] = {
+    "transaction.remove.expired.transaction.cleanup.interval.ms": 3_600_000,
+    "transaction.partition.verification.enable": 1,
+    "transaction.version": DEFAULT_TRANSACTION_VERSION,
+    "offset.metadata.max.bytes": 4096,
+}
+
+TopicPartition = tuple[str, int]
+
+
+def is_epoch_exhausted(epoch: int) -> bool:
+    """Kafka keeps Short.MaxValue for fencing: an epoch at MAX - 1 takes a new producer id next."""
+    return epoch >= EPOCH_MAX - 1
+
+
+def java_string_hash(s: str) -> int:
+    """Java's String.hashCode (over UTF-16 code units), as a signed 32-bit int."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def offsets_partition_for(group_id: str, partitions: int) -> int:
+    """The __consumer_offsets partition of a group (Kafka's Utils.abs(groupId.hashCode) % partitions)."""
+    h = java_string_hash(group_id)
+    return (0 if h == -(2**31) else abs(h)) % partitions
+
+
+def produce_error(code: ErrorCode, version: int) -> ErrorCode:
+    """A coordinator's verification answer as a Produce partition error (Kafka's AddPartitionsToTxnManager):
+    PRODUCER_FENCED is INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE is INVALID_TXN_STATE before v11."""
+    if code == ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if code == ErrorCode.TRANSACTION_ABORTABLE and version <= 10:
+        return ErrorCode.INVALID_TXN_STATE
+    return code
+
+
+def txn_offset_commit_error(code: ErrorCode, version: int) -> ErrorCode:
+    """The same mapping for TxnOffsetCommit: TRANSACTION_ABORTABLE from v4 on."""
+    if code == ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if code == ErrorCode.TRANSACTION_ABORTABLE and version <= 3:
+        return ErrorCode.INVALID_TXN_STATE
+    return code
+
+
+@dataclass(frozen=True, slots=True)
+class PendingOffset:
+    """An offset a transaction committed (TxnOffsetCommit), waiting for its COMMIT marker."""
+
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedTxn:
+    """An entry of a partition's aborted-transaction index (Kafka's AbortedTxn): the offsets of the
+    aborted transaction's first batch and of its ABORT marker."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+
+
+@dataclass
+class TxnMetadata:
+    transactional_id: str
+    producer_id: int
+    timeout_ms: int
+    last_update_ms: int
+    producer_epoch: int = NO_PRODUCER_EPOCH
+    last_producer_epoch: int = NO_PRODUCER_EPOCH
+    prev_producer_id: int = NO_PRODUCER_ID  # the producer id before the latest transition
+    next_producer_id: int = NO_PRODUCER_ID  # TV2: the id to move to when this transaction completes
+    state: TxnState = TxnState.EMPTY
+    partitions: set[TopicPartition] = field(default_factory=set)
+    start_ms: int = -1
+    client_transaction_version: int = 0
+    pending_offsets: dict[str, dict[TopicPartition, PendingOffset]] = field(default_factory=dict)
+    timer: Timer | None = None
+
+    def transition(self, event: TxnEvent) -> None:
+        """Move through the state table (the only place a transaction's state changes)."""
+        self.state = next_state(self.state, event)
+
+    @property
+    def markers_pending(self) -> bool:
+        return self.state in PREPARING
+
+
+@dataclass(frozen=True)
+class TransactionInfo:
+    """What `MockBroker.transactions()` reports of one transactional id."""
+
+    transactional_id: str
+    state: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    start_ms: int  # -1 when no transaction was started
+    last_update_ms: int
+    partitions: list[TopicPartition]
+    pending_offsets: dict[str, dict[TopicPartition, int]]
+
+
+class TxnCoordinator:
+    def __init__(self, cluster: Cluster, clock: Clock, scheduler: Scheduler | None = None,
+                 groups: Callable[[], Any] | None = None) -> None:
+        """groups: returns the group coordinator (mockbroker.state.groups.GroupCoordinator) when groups are
+        served, else None; TxnOffsetCommit validates the group with it and committed offsets land in it."""
+        self.cluster = cluster
+        self.clock = clock
+        self.scheduler = scheduler
+        self._groups = groups or (lambda: None)
+        self.txns: dict[str, TxnMetadata] = {}
+        self.coordinator_epoch = 0  # the __transaction_state leader epoch Kafka puts in markers
+        self.transaction_version = min(int(self._setting("transaction.version")), MAX_TRANSACTION_VERSION)
+        self.features_epoch = 1
+        self.hold_markers = False
+        self._held: list[tuple[str, bool]] = []
+        self._aborted: weakref.WeakKeyDictionary[PartitionLog, list[AbortedTxn]] = weakref.WeakKeyDictionary()
+        # Offsets committed by transactions while no group coordinator is served: group -> tp -> offset.
+        self.committed_offsets: dict[str, dict[TopicPartition, PendingOffset]] = {}
+        self._expiry_timer: Timer | None = None
+
+    # -- settings --------------------------------------------------------------------------------
+    def _setting(self, key: str) -> int:
+        from mockbroker.state.configs import BROKER_CONFIGS
+
+        config = self.cluster.config
+        if key in BROKER_CONFIGS:
+            return int(config.get(key))
+        raw = config.unknown.get(key)
+        if raw is None:
+            return DEFAULTS[key]
+        if raw.lower() in ("true", "false"):
+            return int(raw.lower() == "true")
+        return int(raw)
+
+    def set_transaction_version(self, level: int) -> None:
+        """Finalize another transaction.version (what ApiVersions tells clients); a new features epoch."""
+        if not 0 <= level <= MAX_TRANSACTION_VERSION:
+            raise ValueError(f"transaction.version must be 0..{MAX_TRANSACTION_VERSION}")
+        self.transaction_version = level
+        self.features_epoch += 1
+
+    def api_versions_features(self, api_version: int) -> dict[str, Any]:
+        """ApiVersions v3+ tagged fields: supported and finalized features (Kafka's ApiVersionsResponse:
+        below v4 a supported feature whose minimum is 0 is left out, KAFKA-17492; a finalized level 0 is
+        left out too)."""
+        if api_version < 3:
+            return {}
+        supported = [] if api_version < 4 else [{"name": FEATURE_NAME, "min_version": 0,
+                                                   "max_version": MAX_TRANSACTION_VERSION}]
+        finalized = [] if self.transaction_version == 0 else [
+            {"name": FEATURE_NAME, "max_version_level": self.transaction_version,
+             "min_version_level": self.transaction_version}]
+        return {"supported_features": supported, "finalized_features_epoch": self.features_epoch,
+                "finalized_features": finalized}
+
+    def offsets_partition(self, group_id: str) -> TopicPartition:
+        return OFFSETS_TOPIC, offsets_partition_for(group_id, int(self._setting("offsets.topic.num.partitions")))
+
+    # -- InitProducerId ----------------------------------------------------------------------------
+    def init_producer_id(self, transactional_id: str, timeout_ms: int,
+                         expected: tuple[int, int] | None = None) -> tuple[int, int]:
+        """(producer id, epoch) for a transactional producer; raises KafkaError with Kafka's code.
+        expected: the (producer id, epoch) the request names (v3+, KIP-360), None for (-1, -1)."""
+        if transactional_id == "":
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Transactional id must not be empty")
+        if not 0 < timeout_ms <= int(self._setting("transaction.max.timeout.ms")):
+            raise KafkaError(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+        now = self.clock.now_ms()
+        txn = self.txns.get(transactional_id)
+        if txn is None:
+            txn = TxnMetadata(transactional_id, self.cluster.allocate_producer_id(), timeout_ms, now)
+            self.txns[transactional_id] = txn
+            self._ensure_expiry_check()
+        if txn.markers_pending:
+            raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
+        if expected is not None and not self._valid_expected_producer(txn, *expected):
+            raise KafkaError(ErrorCode.PRODUCER_FENCED)
+        if txn.state == TxnState.ONGOING:
+            # Fence the current producer and abort its transaction; the caller retries (and then gets
+            # the next epoch, or a new producer id if fencing exhausted this one's epochs).
+            self._fence_and_abort(txn)
+            raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
+        if txn.state not in (TxnState.EMPTY, TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT):
+            raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
+        if is_epoch_exhausted(txn.producer_epoch) and (expected is None or expected[1] == txn.producer_epoch):
+            new_epoch, last_epoch = 0, (txn.producer_epoch if expected is not None else NO_PRODUCER_EPOCH)
+            new_id = self.cluster.allocate_producer_id()
+        else:
+            new_id = txn.producer_id
+            new_epoch, last_epoch = self._incremented_epoch(txn, None if expected is None else expected[1])
+        txn.prev_producer_id = txn.producer_id
+        txn.producer_id = new_id
+        txn.producer_epoch, txn.last_producer_epoch = new_epoch, last_epoch
+        txn.timeout_ms = timeout_ms
+        txn.partitions = set()
+        txn.pending_offsets = {}
+        txn.start_ms = -1
+        txn.last_update_ms = now
+        txn.transition(TxnEvent.INIT_PRODUCER_ID)
+        return txn.producer_id, txn.producer_epoch
+
+    @staticmethod
+    def _valid_expected_producer(txn: TxnMetadata, producer_id: int, epoch: int) -> bool:
+        """Kafka's isValidProducerId: metadata just created, the current id, or the previous id with an
+        exhausted epoch (a retry after a producer id rotation whose answer was lost)."""
+        return (txn.producer_epoch == NO_PRODUCER_EPOCH or producer_id == txn.producer_id
+                or (producer_id == txn.prev_producer_id and is_epoch_exhausted(epoch)))
+
+    @staticmethod
+    def _incremented_epoch(txn: TxnMetadata, expected_epoch: int | None) -> tuple[int, int]:
+        """(epoch, last epoch) after InitProducerId, as Kafka's prepareIncrementProducerEpoch."""
+        bumped = txn.producer_epoch + 1
+        if expected_epoch is None:
+            return bumped, NO_PRODUCER_EPOCH
+        if txn.producer_epoch == NO_PRODUCER_EPOCH or expected_epoch == txn.producer_epoch:
+            return bumped, txn.producer_epoch
+        if expected_epoch == txn.last_producer_epoch:
+            return txn.producer_epoch, txn.last_producer_epoch  # a retry of a bump that succeeded
+        raise KafkaError(ErrorCode.PRODUCER_FENCED, f"Expected producer epoch {expected_epoch} does not match "
+                         f"current producer epoch {txn.producer_epoch} or previous producer epoch "
+                         f"{txn.last_producer_epoch}")
+
+    def _fence_and_abort(self, txn: TxnMetadata) -> None:
+        """Kafka's prepareFenceProducerEpoch then endTransaction(ABORT, isFromClient = false) with the
+        broker's transaction version: the markers carry the fenced epoch (+ 1 more with TV2)."""
+        fenced = txn.producer_epoch if txn.producer_epoch == EPOCH_MAX else txn.producer_epoch + 1
+        self._cancel_timer(txn)
+        txn.transition(TxnEvent.FENCE_EPOCH)
+        txn.producer_epoch = fenced
+        self.end_txn(txn.transactional_id, txn.producer_id, fenced, commit=False,
+                     transaction_version=self.transaction_version, from_client=False)
+
+    # -- AddPartitionsToTxn, AddOffsetsToTxn, verification -----------------------------------------
+    def _lookup(self, transactional_id: str | None, producer_id: int) -> TxnMetadata:
+        if not transactional_id:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Transactional id must not be empty")
+        txn = self.txns.get(transactional_id)
+        if txn is None or txn.producer_id != producer_id:
+            raise KafkaError(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        return txn
+
+    def add_partitions(self, transactional_id: str | None, producer_id: int, epoch: int,
+                       partitions: Iterable[TopicPartition], transaction_version: int = 0) -> None:
+        """Kafka's handleAddPartitionsToTransaction; raises KafkaError."""
+        txn = self._lookup(transactional_id, producer_id)
+        if txn.producer_epoch != epoch:
+            raise KafkaError(ErrorCode.PRODUCER_FENCED)
+        if txn.markers_pending:
+            raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
+        wanted = set(partitions)
+        if txn.state == TxnState.ONGOING and wanted <= txn.partitions:
+            return
+        now = self.clock.now_ms()
+        starting = txn.state in (TxnState.EMPTY, TxnState.COMPLETE_ABORT, TxnState.COMPLETE_COMMIT)
+        txn.transition(TxnEvent.ADD_PARTITIONS)
+        txn.prev_producer_id = txn.producer_id
+        if starting:
+            txn.start_ms = now
+            self._schedule_timeout(txn)
+        txn.partitions |= wanted
+        txn.last_update_ms = now
+        txn.client_transaction_version = transaction_version
+
+    def verify_partitions(self, transactional_id: str | None, producer_id: int, epoch: int,
+                          partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
+        """Kafka's handleVerifyPartitionsInTransaction (AddPartitionsToTxn v4+ verify_only, KIP-890 part 1):
+        NONE for a partition in the transaction, TRANSACTION_ABORTABLE for one that is not."""
+        wanted = list(partitions)
+        try:
+            txn = self._lookup(transactional_id, producer_id)
+            if txn.producer_epoch != epoch:
+                raise KafkaError(ErrorCode.PRODUCER_FENCED)
+            if txn.markers_pending:
+                raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
+        except KafkaError as exc:
+            return {tp: exc.code for tp in wanted}
+        return {tp: ErrorCode.NONE if tp in txn.partitions else ErrorCode.TRANSACTION_ABORTABLE for tp in wanted}
+
+    def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str) -> None:
+        """AddOffsetsToTxn: the group's __consumer_offsets partition joins the transaction."""
+        self.add_partitions(transactional_id, producer_id, epoch, [self.offsets_partition(group_id)])
+
+    def check_produce(self, partition: Partition, batch: RecordBatch, transactional_id: str | None,
+                      version: int) -> None:
+        """Before a transactional batch is appended (Kafka's ReplicaManager with KIP-890): a partition that
+        holds no open transaction of this producer and epoch is checked with the coordinator: added to the
+        transaction by Produce v12+ (transaction version 2), verified to be in it below. Raises the Produce
+        partition error as RejectedBeforeAppend (Kafka answers these with log start offset -1)."""
+        if not batch.is_transactional or batch.is_control or batch.producer_id < 0:
+            return
+        if transactional_id is None:
+            # Kafka refuses transactional records without a transactional id (no WRITE on it).
+            raise RejectedBeforeAppend(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        pid, epoch = batch.producer_id, batch.producer_epoch
+        entry = partition.log.producers.entries.get(pid)
+        if entry is not None and entry.current_txn_first_offset >= 0 and entry.epoch == epoch:
+            return
+        tp = (partition.topic.name, partition.index)
+        if version >= 12:
+            try:
+                self.add_partitions(transactional_id, pid, epoch, [tp], transaction_version=2)
+            except KafkaError as exc:
+                raise RejectedBeforeAppend(produce_error(exc.code, version), exc.message) from None
+            return
+        if not self._setting("transaction.partition.verification.enable"):
+            return
+        code = self.verify_partitions(transactional_id, pid, epoch, [tp])[tp]
+        if code != ErrorCode.NONE:
+            raise RejectedBeforeAppend(produce_error(code, version),
+                                       f"Transactional batch of producer {pid} for {tp[0]}-{tp[1]} failed verification")
+
+    # -- EndTxn ------------------------------------------------------------------------------------
+    def end_txn(self, transactional_id: str | None, producer_id: int, epoch: int, commit: bool,
+                transaction_version: int = 0, *, from_client: bool = True) -> tuple[int, int]:
+        """Kafka's endTransaction: the decision, the markers, the completion. Returns the (producer id,
+        epoch) EndTxn v5 answers ((-1, -1) with transaction version below 2); raises KafkaError."""
+        if not transactional_id:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Transactional id must not be empty")
+        txn = self.txns.get(transactional_id)
+        if txn is None:
+            raise KafkaError(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        if transaction_version < 2:
+            self._end_v1(txn, producer_id, epoch, commit, from_client)
+            return NO_PRODUCER_ID, NO_PRODUCER_EPOCH
+        return self._end_v2(txn, producer_id, epoch, commit, from_client)
+
+    def _end_v1(self, txn: TxnMetadata, producer_id: int, epoch: int, commit: bool, from_client: bool) -> None:
+        fence = txn.state == TxnState.PREPARE_EPOCH_FENCE
+        if txn.producer_id != producer_id:
+            raise KafkaError(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        if (from_client and epoch != txn.producer_epoch) or epoch < txn.producer_epoch:
+            raise KafkaError(ErrorCode.PRODUCER_FENCED)
+        if txn.markers_pending:
+            raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
+        state = txn.state
+        if state == TxnState.ONGOING or fence:
+            if fence:
+                txn.last_producer_epoch = NO_PRODUCER_EPOCH
+            self._prepare_end(txn, commit, 0, no_partition_added=False, next_producer_id=NO_PRODUCER_ID)
+            return
+        if state == TxnState.COMPLETE_COMMIT and commit or state == TxnState.COMPLETE_ABORT and not commit:
+            return  # a retry of an EndTxn that completed
+        raise KafkaError(ErrorCode.INVALID_TXN_STATE, f"Transactional id {txn.transactional_id} is in state "
+                         f"{state.value}, but received transaction marker result to send: "
+                         f"{'COMMIT' if commit else 'ABORT'}")
+
+    def _end_v2(self, txn: TxnMetadata, producer_id: int, epoch: int, commit: bool,
+                from_client: bool) -> tuple[int, int]:
+        """Transaction version 2 (EndTxn v5, KIP-890 part 2): every EndTxn bumps the epoch; a retry is
+        recognised by the epoch it names being one below the bumped one. Kafka's table for Empty and
+        Complete*: PF = PRODUCER_FENCED, ITS = INVALID_TXN_STATE, EB = epoch bump, NONE = no change.
+                          Abort(retry) Abort(current) Commit(retry) Commit(current)
+            Empty           PF          EB              PF            ITS
+            CompleteAbort   NONE        EB              ITS           ITS
+            CompleteCommit  ITS         EB              NONE          ITS
+        """
+        fence = txn.state == TxnState.PREPARE_EPOCH_FENCE
+        retry_on_overflow = (not fence and txn.prev_producer_id == producer_id and epoch == EPOCH_MAX - 1
+                             and txn.producer_epoch == 0)
+        retry_on_bump = not fence and txn.producer_epoch == epoch + 1
+        state = txn.state
+        if fence:
+            valid = (not from_client or epoch == txn.producer_epoch) and epoch >= txn.producer_epoch
+        elif state in (TxnState.ONGOING, TxnState.EMPTY, TxnState.DEAD):
+            valid = epoch == txn.producer_epoch
+        elif state in PREPARING:
+            valid = retry_on_bump
+        else:
+            valid = retry_on_bump or retry_on_overflow or epoch == txn.producer_epoch
+        is_retry = retry_on_bump or retry_on_overflow
+        if txn.producer_id != producer_id and not retry_on_overflow:
+            raise KafkaError(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        if not valid:
+            raise KafkaError(ErrorCode.PRODUCER_FENCED)
+        if txn.markers_pending:
+            raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
+        invalid = KafkaError(ErrorCode.INVALID_TXN_STATE, f"Transactional id {txn.transactional_id} is in state "
+                             f"{state.value}, but received transaction marker result to send: "
+                             f"{'COMMIT' if commit else 'ABORT'}")
+        if state == TxnState.ONGOING or fence:
+            no_partition_added = False
+        elif state == TxnState.COMPLETE_COMMIT:
+            if commit and is_retry:
+                return txn.producer_id, txn.producer_epoch
+            if commit or is_retry:
+                raise invalid
+            no_partition_added = True
+        elif state == TxnState.COMPLETE_ABORT:
+            if commit:
+                raise invalid
+            if is_retry:
+                return txn.producer_id, txn.producer_epoch
+            no_partition_added = True
+        elif state == TxnState.EMPTY and not commit:
+            no_partition_added = True
+        else:
+            raise invalid
+        if fence:
+            txn.last_producer_epoch = NO_PRODUCER_EPOCH
+            next_id = NO_PRODUCER_ID
+        else:
+            next_id = self.cluster.allocate_producer_id() if is_epoch_exhausted(txn.producer_epoch) else NO_PRODUCER_ID
+        return self._prepare_end(txn, commit, 2, no_partition_added=no_partition_added, next_producer_id=next_id)
+
+    def _prepare_end(self, txn: TxnMetadata, commit: bool, transaction_version: int, *,
+                     no_partition_added: bool, next_producer_id: int) -> tuple[int, int]:
+        """Kafka's prepareAbortOrCommit, then the markers (unless held) and prepareComplete. Returns the
+        identity the producer continues with (a new producer id at epoch 0 after an epoch overflow)."""
+        now = self.clock.now_ms()
+        if transaction_version >= 2:
+            bumped = txn.producer_epoch if (txn.producer_epoch == EPOCH_MAX and not commit) else txn.producer_epoch + 1
+            txn.last_producer_epoch = txn.producer_epoch
+            txn.producer_epoch = bumped
+        if no_partition_added:
+            txn.start_ms = now
+            txn.partitions = set()
+        txn.next_producer_id = next_producer_id
+        txn.last_update_ms = now
+        txn.client_transaction_version = transaction_version
+        self._cancel_timer(txn)
+        event = TxnEvent.END_COMMIT if commit else (TxnEvent.ABORT_EMPTY if no_partition_added and
+                                                    txn.state != TxnState.ONGOING else TxnEvent.END_ABORT)
+        txn.prev_producer_id = txn.producer_id
+        txn.transition(event)
+        rotated = transaction_version >= 2 and next_producer_id != NO_PRODUCER_ID
+        answer = (next_producer_id, 0) if rotated else (txn.producer_id, txn.producer_epoch)
+        if self.hold_markers:
+            self._held.append((txn.transactional_id, commit))
+        else:
+            self._write_markers_and_complete(txn, commit)
+        return answer
+
+    def release_markers(self) -> None:
+        """Write the markers held while `hold_markers` was set, and complete those transactions."""
+        self.hold_markers = False
+        held, self._held = self._held, []
+        for transactional_id, commit in held:
+            txn = self.txns.get(transactional_id)
+            if txn is not None and txn.markers_pending:
+                self._write_markers_and_complete(txn, commit)
+
+    def _write_markers_and_complete(self, txn: TxnMetadata, commit: bool) -> None:
+        now = self.clock.now_ms()
+        control = ControlType.COMMIT if commit else ControlType.ABORT
+        for topic_name, index in sorted(txn.partitions):
+            if topic_name == OFFSETS_TOPIC:
+                continue
+            partition = self.cluster.partition(topic_name, index)
+            if partition is None:
+                continue  # deleted meanwhile: Kafka drops a marker for a partition that is gone
+            self.write_marker(partition.log, control, txn.producer_id, txn.producer_epoch, now)
+        if commit:
+            for group_id, offsets in txn.pending_offsets.items():
+                self.apply_committed_offsets(group_id, offsets)
+        # prepareComplete
+        txn.pending_offsets = {}
+        txn.prev_producer_id = txn.producer_id
+        if txn.client_transaction_version >= 2 and txn.next_producer_id != NO_PRODUCER_ID:
+            txn.producer_id, txn.producer_epoch = txn.next_producer_id, 0
+        txn.next_producer_id = NO_PRODUCER_ID
+        txn.partitions = set()
+        txn.last_update_ms = now
+        txn.transition(TxnEvent.MARKERS_WRITTEN)
+
+    def write_marker(self, log: PartitionLog, control: ControlType, producer_id: int, epoch: int,
+                     now_ms: int) -> int:
+        """Append a COMMIT/ABORT control batch to a partition through its log (producer state and last
+        stable offset follow); an ABORT is recorded in the partition's aborted-transaction index. Returns
+        the marker's offset."""
+        entry = log.producers.entries.get(producer_id)
+        first = entry.current_txn_first_offset if entry is not None else -1
+        data = build_control_batch(control, producer_id=producer_id, producer_epoch=epoch,
+                                   coordinator_epoch=self.coordinator_epoch, timestamp_ms=now_ms)
+        stored = log.append(RecordBatch(data), now_ms)
+        entry = log.producers.entries.get(producer_id)
+        if entry is not None:
+            entry.coordinator_epoch = self.coordinator_epoch
+        if control == ControlType.ABORT:
+            index = self._aborted.setdefault(log, [])
+            index.append(AbortedTxn(producer_id, first if first >= 0 else stored.base_offset, stored.base_offset))
+        return stored.base_offset
+
+    # -- read_committed ----------------------------------------------------------------------------
+    def aborted_transactions(self, log: PartitionLog, start: int, end: int) -> list[tuple[int, int]]:
+        """(producer id, first offset) of the aborted transactions a fetch of offsets [start, end) must list:
+        those whose ABORT marker is at or after start and whose first offset is below end (Kafka's
+        TransactionIndex.collectAbortedTxns)."""
+        return [(a.producer_id, a.first_offset) for a in self._aborted.get(log, ())
+                if a.last_offset >= start and a.first_offset < end]
+
+    def aborted_index(self, log: PartitionLog) -> list[AbortedTxn]:
+        """The partition's aborted-transaction index, in marker order (a copy)."""
+        return list(self._aborted.get(log, ()))
+
+    def replace_aborted_index(self, log: PartitionLog, entries: Iterable[AbortedTxn]) -> None:
+        """Put a pruned index in place (the log cleaner drops entries whose ABORT marker it removed)."""
+        self._aborted[log] = list(entries)
+
+    # -- TxnOffsetCommit ---------------------------------------------------------------------------
+    def txn_offset_commit(self, transactional_id: str, group_id: str, producer_id: int, epoch: int,
+                          generation_id: int, member_id: str, group_instance_id: str | None,
+                          offsets: Sequence[tuple[str, int, int, int, str | None]],
+                          version: int) -> dict[TopicPartition, ErrorCode]:
+        """Offsets (topic, partition, offset, leader epoch, metadata) a transaction commits for a group: kept
+        in the transaction until its COMMIT marker. Raises KafkaError for what fails every partition."""
+        if not group_id:
+            raise KafkaError(ErrorCode.INVALID_GROUP_ID)
+        group_tp = self.offsets_partition(group_id)
+        if version >= 5:
+            try:
+                self.add_partitions(transactional_id, producer_id, epoch, [group_tp], transaction_version=2)
+            except KafkaError as exc:
+                raise KafkaError(txn_offset_commit_error(exc.code, version), exc.message) from None
+        elif self._setting("transaction.partition.verification.enable"):
+            code = self.verify_partitions(transactional_id, producer_id, epoch, [group_tp])[group_tp]
+            if code != ErrorCode.NONE:
+                raise KafkaError(txn_offset_commit_error(code, version))
+        txn = self._lookup(transactional_id, producer_id)
+        groups = self._groups()
+        max_metadata = int(groups.setting("offset.metadata.max.bytes")) if groups is not None \
+            else self._setting("offset.metadata.max.bytes")
+        if groups is not None:
+            self._validate_transactional_commit(groups, group_id, generation_id, member_id, group_instance_id)
+        now = self.clock.now_ms()
+        result: dict[TopicPartition, ErrorCode] = {}
+        pending = txn.pending_offsets.setdefault(group_id, {})
+        for topic, index, offset, leader_epoch, metadata in offsets:
+            if metadata is not None and len(metadata.encode()) > max_metadata:
+                result[(topic, index)] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                continue
+            pending[(topic, index)] = PendingOffset(offset, leader_epoch, metadata or "", now)
+            result[(topic, index)] = ErrorCode.NONE
+        return result
+
+    @staticmethod
+    def _validate_transactional_commit(groups: Any, group_id: str, generation_id: int, member_id: str,
+                                       group_instance_id: str | None) -> None:
+        """Kafka's OffsetMetadataManager.validateTransactionalOffsetCommit, with the group's
+        validateOffsetCommit(isTransactional = true): a commit without member and generation (TxnOffsetCommit
+        v0-v2, or a producer given only the group id) is accepted even while the group has members, and no
+        REBALANCE_IN_PROGRESS; a missing group with a generation, or a stale member epoch: ILLEGAL_GENERATION."""
+        from mockbroker.state.group_states import ClassicState
+        from mockbroker.state.groups import ClassicGroup
+
+        group = groups.groups.get(group_id)
+        if group is None:
+            if generation_id >= 0:
+                raise KafkaError(ErrorCode.ILLEGAL_GENERATION)
+            groups.validate_offset_commit(group_id, generation_id, member_id, group_instance_id, 9)  # a simple group
+            return
+        if isinstance(group, ClassicGroup):
+            if group.state == ClassicState.DEAD:
+                raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            if generation_id < 0 and group.state == ClassicState.EMPTY:
+                return
+            if generation_id >= 0 or member_id or group_instance_id is not None:
+                group.validate_member(member_id, group_instance_id)
+                if generation_id != group.generation_id:
+                    raise KafkaError(ErrorCode.ILLEGAL_GENERATION)
+            return
+        try:
+            # A KIP-848 group; version 9 skips the check only non-transactional commits get.
+            group.validate_offset_commit(member_id, group_instance_id, generation_id, 9)
+        except KafkaError as exc:
+            if exc.code == ErrorCode.STALE_MEMBER_EPOCH:
+                raise KafkaError(ErrorCode.ILLEGAL_GENERATION) from None
+            raise
+
+    def apply_committed_offsets(self, group_id: str, offsets: dict[TopicPartition, PendingOffset]) -> None:
+        """A committed transaction's offsets become the group's committed offsets (what OffsetFetch reads)."""
+        groups = self._groups()
+        if groups is None:
+            self.committed_offsets.setdefault(group_id, {}).update(offsets)
+            return
+        from mockbroker.state.offsets import CommittedOffset
+
+        for (topic, index), o in offsets.items():
+            t = self.cluster.topic(topic)
+            groups.offsets.commit(group_id, topic, index, CommittedOffset(
+                o.offset, o.leader_epoch, o.metadata, o.commit_timestamp_ms, None,
+                t.topic_id if t is not None else None))
+        group = groups.groups.get(group_id)
+        if group is not None and hasattr(groups, "after_offset_commit"):
+            groups.after_offset_commit(group, "")
+
+    def has_pending_offsets(self, group_id: str, topic: str | None = None, partition: int | None = None) -> bool:
+        """Whether an open transaction holds offsets of the group (of this partition): OffsetFetch with
+        require_stable answers UNSTABLE_OFFSET_COMMIT for those."""
+        for txn in self.txns.values():
+            offsets = txn.pending_offsets.get(group_id)
+            if offsets and (topic is None or (topic, partition) in offsets):
+                return True
+        return False
+
+    # -- timeouts and expiration -------------------------------------------------------------------
+    def _schedule_timeout(self, txn: TxnMetadata) -> None:
+        self._cancel_timer(txn)
+        if self.scheduler is None:
+            return
+        # Kafka aborts when start + timeout < now: the first millisecond after the deadline.
+        txn.timer = self.scheduler.call_at(txn.start_ms + txn.timeout_ms + 1, self._on_timeout)
+
+    def _on_timeout(self) -> None:
+        self.abort_timed_out_transactions()
+
+    @staticmethod
+    def _cancel_timer(txn: TxnMetadata) -> None:
+        if txn.timer is not None:
+            txn.timer.cancel()
+            txn.timer = None
+
+    def abort_timed_out_transactions(self) -> list[str]:
+        """Fence and abort every Ongoing transaction past its timeout (Kafka's abortTimedOutTransactions);
+        the transactional ids aborted."""
+        now = self.clock.now_ms()
+        done = []
+        for txn in list(self.txns.values()):
+            if txn.state == TxnState.ONGOING and txn.start_ms + txn.timeout_ms < now:
+                try:
+                    self._fence_and_abort(txn)
+                except KafkaError:
+                    continue
+                done.append(txn.transactional_id)
+        return done
+
+    def _ensure_expiry_check(self) -> None:
+        if self.scheduler is None or self._expiry_timer is not None:
+            return
+        interval = self._setting("transaction.remove.expired.transaction.cleanup.interval.ms")
+        self._expiry_timer = self.scheduler.call_later(interval, self._periodic_expiry)
+
+    def _periodic_expiry(self) -> None:
+        self._expiry_timer = None
+        self.expire_transactional_ids()
+        if self.txns:
+            self._ensure_expiry_check()
+
+    def expire_transactional_ids(self) -> list[str]:
+        """Remove transactional ids idle (Empty/Complete*) for transactional.id.expiration.ms."""
+        now = self.clock.now_ms()
+        expiration = int(self._setting("transactional.id.expiration.ms"))
+        gone = []
+        for txn in list(self.txns.values()):
+            if txn.state in EXPIRATION_ALLOWED and txn.last_update_ms <= now - expiration:
+                txn.transition(TxnEvent.EXPIRE)
+                del self.txns[txn.transactional_id]
+                gone.append(txn.transactional_id)
+        return gone
+
+    # -- DescribeTransactions, ListTransactions, inspection ------------------------------------------
+    def describe(self, transactional_id: str) -> dict[str, Any]:
+        """One DescribeTransactions entry (fields as the response names them)."""
+        out: dict[str, Any] = {"transactional_id": transactional_id, "transaction_state": "",
+                               "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": -1,
+                               "producer_epoch": -1, "topics": []}
+        if transactional_id == "":
+            return {**out, "error_code": ErrorCode.INVALID_REQUEST}
+        txn = self.txns.get(transactional_id)
+        if txn is None or txn.state == TxnState.DEAD:
+            return {**out, "error_code": ErrorCode.TRANSACTIONAL_ID_NOT_FOUND}
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in sorted(txn.partitions):
+            by_topic.setdefault(topic, []).append(index)
+        return {**out, "error_code": ErrorCode.NONE, "transaction_state": txn.state.value,
+                "transaction_timeout_ms": txn.timeout_ms, "transaction_start_time_ms": txn.start_ms,
+                "producer_id": txn.producer_id, "producer_epoch": txn.producer_epoch,
+                "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]}
+
+    def list_transactions(self, state_filters: list[str], producer_id_filters: list[int],
+                          duration_filter_ms: int = -1,
+                          transactional_id_pattern: str | None = None) -> tuple[list[str], list[dict[str, Any]]]:
+        """(unknown state filters, matching transactions) as Kafka's listTransactionStates. A duration filter
+        >= 0 keeps transactions started more than that long ago; a pattern must match the whole id."""
+        unknown = [name for name in state_filters if state_by_name(name) is None]
+        wanted_states = {state_by_name(name) for name in state_filters} - {None}
+        pattern = re.compile(transactional_id_pattern) if transactional_id_pattern else None
+        now = self.clock.now_ms()
+        out = []
+        for txid, txn in sorted(self.txns.items()):
+            if txn.state == TxnState.DEAD:
+                continue
+            if producer_id_filters and txn.producer_id not in producer_id_filters:
+                continue
+            if state_filters and txn.state not in wanted_states:
+                continue
+            if duration_filter_ms >= 0 and now - txn.start_ms <= duration_filter_ms:
+                continue
+            if pattern is not None and not pattern.fullmatch(txid):
+                continue
+            out.append({"transactional_id": txid, "producer_id": txn.producer_id,
+                        "transaction_state": txn.state.value})
+        return unknown, out
+
+    def transactions(self) -> list[TransactionInfo]:
+        return [
+            TransactionInfo(
+                transactional_id=txid, state=txn.state.value, producer_id=txn.producer_id,
+                producer_epoch=txn.producer_epoch, timeout_ms=txn.timeout_ms, start_ms=txn.start_ms,
+                last_update_ms=txn.last_update_ms, partitions=sorted(txn.partitions),
+                pending_offsets={g: {tp: o.offset for tp, o in sorted(offs.items())}
+                                 for g, offs in sorted(txn.pending_offsets.items())},
+            )
+            for txid, txn in sorted(self.txns.items())
+        ]
