@@ -1,0 +1,168 @@
+"""When compaction and retention run: Kafka's log retention task and cleaner thread, on the broker clock.
+
+- Retention (LogManager.cleanupLogs): every log.retention.check.interval.ms (first run 30 s after start,
+  Kafka's InitialTaskDelayMs), for the logs of topics that are not compacted: deleteOldSegments
+  (mockbroker.state.retention).
+- Cleaner (LogCleaner's thread): every log.cleaner.backoff.ms (Kafka's pause when no log needed cleaning),
+  when log.cleaner.enable: every compacted log whose dirty ratio is above min.cleanable.dirty.ratio, or
+  whose earliest dirty segment is overdue by max.compaction.lag.ms, is cleaned, filthiest first; then the
+  logs with cleanup.policy compact,delete get deleteOldSegments (Kafka's cleaner does that for them).
+- Tests: MockBroker.compact(topic[, partition]) rolls the active segment and cleans now (no threshold);
+  MockBroker.enforce_retention(topic=None) runs deleteOldSegments now; broker.clock.advance(seconds) runs
+  whatever became due.
+Callbacks run on the broker's loop (mockbroker.scheduler); this module holds no asyncio.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mockbroker.state.cleaner import CleanerStats, clean, clean_now, log_to_clean, prune_aborted_index
+from mockbroker.state.retention import delete_old_segments, has_delete_policy
+
+if TYPE_CHECKING:
+    from mockbroker.clock import Clock
+    from mockbroker.scheduler import Scheduler, Timer
+    from mockbroker.state.cluster import Cluster, Partition, Topic
+    from mockbroker.state.log import PartitionLog
+
+log = logging.getLogger("mockbroker.maintenance")
+
+INITIAL_TASK_DELAY_MS = 30_000  # Kafka's LogManager.InitialTaskDelayMs
+DEFAULT_CLEANER_BACKOFF_MS = 15_000
+
+
+class LogMaintenance:
+    def __init__(self, cluster: Cluster, clock: Clock, scheduler: Scheduler,
+                 txn_index: Callable[[], Any] | None = None) -> None:
+        """txn_index: returns the owner of the partitions' aborted-transaction index (the transaction
+        coordinator: `aborted_index(log)`, and `replace_aborted_index(log, entries)` when it has one), which
+        each pass prunes as Kafka rebuilds the cleaned transaction index."""
+        self.cluster = cluster
+        self.clock = clock
+        self.scheduler = scheduler
+        self.txn_index = txn_index
+        self._timers: list[Timer] = []
+
+    def start(self) -> None:
+        """Schedule the retention check and the cleaner (called on the broker's loop at start)."""
+        for timer in self._timers:  # a restarted broker
+            timer.cancel()
+        self._timers = [
+            self.scheduler.call_later(INITIAL_TASK_DELAY_MS, self._retention_task),
+            self.scheduler.call_later(self._cleaner_backoff_ms(), self._cleaner_task),
+        ]
+
+    # -- settings ----------------------------------------------------------------------------------
+    def _broker_int(self, name: str, default: int) -> int:
+        try:
+            return int(self.cluster.config.get(name))
+        except KeyError:
+            return default
+
+    def _cleaner_backoff_ms(self) -> int:
+        return max(1, self._broker_int("log.cleaner.backoff.ms", DEFAULT_CLEANER_BACKOFF_MS))
+
+    # -- scheduled work ----------------------------------------------------------------------------
+    def _retention_task(self) -> None:
+        try:
+            self.cleanup_logs()
+        finally:
+            interval = max(1, self._broker_int("log.retention.check.interval.ms", 300_000))
+            self._timers[0] = self.scheduler.call_later(interval, self._retention_task)
+
+    def _cleaner_task(self) -> None:
+        try:
+            if self.cluster.config.get("log.cleaner.enable"):
+                self.clean_filthiest()
+                self.delete_compacted_and_deleted()
+        finally:
+            self._timers[1] = self.scheduler.call_later(self._cleaner_backoff_ms(), self._cleaner_task)
+
+    def _partitions(self, topic: str | None = None) -> list[tuple[Topic, Partition]]:
+        if topic is not None:
+            t = self.cluster.topic(topic)
+            if t is None:
+                raise KeyError(f"no topic {topic!r}")
+            return [(t, p) for p in t.partitions]
+        return [(t, p) for t in list(self.cluster.topics.values()) for p in t.partitions]
+
+    def cleanup_logs(self) -> int:
+        """LogManager.cleanupLogs: deleteOldSegments for every log of a topic that is not compacted."""
+        now = self.clock.now_ms()
+        total = 0
+        for t, p in self._partitions():
+            if not t.config.compacted:
+                total += delete_old_segments(p.log, t.config, now)
+        return total
+
+    def delete_compacted_and_deleted(self) -> int:
+        """The cleaner's deleteOldSegments for logs with cleanup.policy compact,delete."""
+        now = self.clock.now_ms()
+        total = 0
+        for t, p in self._partitions():
+            if t.config.compacted and has_delete_policy(t.config):
+                total += delete_old_segments(p.log, t.config, now)
+        return total
+
+    def clean_filthiest(self) -> list[CleanerStats]:
+        """Clean every compacted log that needs it, filthiest first."""
+        now = self.clock.now_ms()
+        candidates = []
+        for t, p in self._partitions():
+            if t.config.compacted:
+                target = log_to_clean(p.log, t.config, now)
+                if target.should_clean:
+                    candidates.append(target)
+        candidates.sort(key=lambda c: c.cleanable_ratio, reverse=True)
+        out = []
+        for c in candidates:
+            try:
+                stats = clean(c.log, c.config, now, c.first_dirty_offset, c.first_uncleanable_offset)
+            except Exception:  # a log the cleaner cannot read is left as it is (Kafka marks it uncleanable)
+                log.exception("cleaning %s-%d failed", c.log.topic, c.log.partition)
+                continue
+            self._prune_aborted_index(c.log, stats)
+            out.append(stats)
+        return out
+
+    def _prune_aborted_index(self, partition_log: PartitionLog, stats: CleanerStats) -> None:
+        owner = self.txn_index() if self.txn_index is not None else None
+        if owner is None or not hasattr(owner, "aborted_index"):
+            return
+        current = owner.aborted_index(partition_log)
+        pruned = prune_aborted_index(current, stats)
+        if len(pruned) == len(current):
+            return
+        replace = getattr(owner, "replace_aborted_index", None)
+        if replace is not None:
+            replace(partition_log, pruned)
+        else:  # the coordinator's own index (state/txn.py), until it offers replace_aborted_index
+            owner._aborted[partition_log] = pruned
+
+    # -- test hooks (MockBroker.compact / enforce_retention) ---------------------------------------
+    def compact(self, topic: str, partition: int | None = None) -> list[CleanerStats]:
+        """Roll the active segment of each partition (or one) of a compacted topic and clean it now."""
+        parts = self._partitions(topic)
+        t = parts[0][0]
+        if not t.config.compacted:
+            raise ValueError(f"topic {topic!r} has cleanup.policy={t.config.get('cleanup.policy')}: "
+                             "only compacted topics are cleaned")
+        if partition is not None:
+            parts = [(tt, p) for tt, p in parts if p.index == partition]
+            if not parts:
+                raise KeyError(f"no partition {topic}-{partition}")
+        now = self.clock.now_ms()
+        out = []
+        for tt, p in parts:
+            stats = clean_now(p.log, tt.config, now)
+            self._prune_aborted_index(p.log, stats)
+            out.append(stats)
+        return out
+
+    def enforce_retention(self, topic: str | None = None) -> int:
+        """deleteOldSegments now for every log (or a topic's): the number of segments deleted."""
+        now = self.clock.now_ms()
+        return sum(delete_old_segments(p.log, t.config, now) for t, p in self._partitions(topic))
