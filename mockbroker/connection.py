@@ -28,13 +28,12 @@ import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mockbroker import dispatch
 from protocol import headers as hdr
 from protocol.errors import ProtocolError
 from protocol.framing import FrameDecoder
 from protocol.messages import decode_request, encode_response
 from protocol.primitives import Writer
-
-from mockbroker import dispatch
 
 if TYPE_CHECKING:
     from mockbroker.server import MockBroker
@@ -77,6 +76,7 @@ class Connection(asyncio.Protocol):
         self.ctx: RequestContext | None = None
         self._busy = False  # a handler is awaiting
         self._task: asyncio.Task[None] | None = None
+        self._pending: Any = None  # the awaitable the task waits on
         self._write_paused = False
         self._read_paused = False
         self._closed = False
@@ -97,8 +97,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        self.cancel_pending()
         self.broker._connections.discard(self)
         if self.ctx is not None:
             self.broker.on_connection_closed(self.ctx)
@@ -172,7 +171,7 @@ class Connection(asyncio.Protocol):
         assert self.ctx is not None
         self.broker.record_request(self.ctx, header)
         try:
-            fault = self.broker.faults.take(header, request) if self.broker.faults.active else None
+            fault = self.broker.faults.take(header, request, self._topic_name) if self.broker.faults.active else None
             if fault is not None:
                 result = fault.apply(self, self.ctx, header, request, spec.fn)
             else:
@@ -183,10 +182,28 @@ class Connection(asyncio.Protocol):
             return
         if inspect.isawaitable(result):
             self._busy = True
+            self._pending = result
             self._task = asyncio.get_running_loop().create_task(self._finish(header, result))
             return
-        if result is not None:
+        if isinstance(result, dispatch.CloseConnection):
+            self._close(result.reason)
+        elif result is not None:
             self._send(header, result)
+
+    def cancel_pending(self) -> asyncio.Task[None] | None:
+        """Cancel a waiting handler (connection gone, broker stopping); its task, if one was running."""
+        task, pending = self._task, self._pending
+        self._task = self._pending = None
+        if inspect.iscoroutine(pending) and inspect.getcoroutinestate(pending) == inspect.CORO_CREATED:
+            pending.close()  # the task never started it: close it so it is not reported as never awaited
+        if task is not None and not task.done():
+            task.cancel()
+            return task
+        return None
+
+    def _topic_name(self, topic_id: Any) -> str | None:
+        topic = self.broker.cluster.topics_by_id.get(topic_id)
+        return topic.name if topic is not None else None
 
     async def _finish(self, header: hdr.RequestHeader, pending: Any) -> None:
         try:
@@ -197,6 +214,9 @@ class Connection(asyncio.Protocol):
         except Exception:
             log.exception("handler of API key %d v%d failed", header.api_key, header.api_version)
             self._close("internal error")
+            return
+        if isinstance(response, dispatch.CloseConnection):
+            self._close(response.reason)
             return
         if response is not None:
             self._send(header, response)

@@ -3,7 +3,8 @@
 Each module in mockbroker/handlers/ registers its function with `@handler(api_key, min, max)`. A
 handler is a plain function `(ctx, header, request) -> response` run on the event loop; it returns the
 response Msg/dict, None for no response (Produce with acks=0), or an awaitable of either when it must
-wait (a long-poll Fetch parks on a future that an append resolves).
+wait (a long-poll Fetch parks on a future that an append resolves), or CloseConnection to close the
+connection without answering.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from protocol.messages import Msg, api_name
 if TYPE_CHECKING:
     from mockbroker.connection import RequestContext
 
-HandlerResult = Msg | dict[str, Any] | None | Awaitable[Msg | dict[str, Any] | None]
+class CloseConnection:
+    """Returned by a handler that wants no answer sent and the connection closed (as Kafka closes an
+    acks=0 Produce connection when a partition failed, so the client notices)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+HandlerResult = Msg | dict[str, Any] | CloseConnection | None | Awaitable[Msg | dict[str, Any] | None]
 HandlerFn = Callable[["RequestContext", RequestHeader, Msg], HandlerResult]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,15 +41,19 @@ class ReceivedRequest:
     connection_id: int
 
 
-def _request_topics(api_key: int, req: Msg) -> list[tuple[str | None, list[int]]]:
-    """(topic name, partitions) pairs a request names, for topic/partition filters."""
+TopicNames = Callable[[uuid.UUID], "str | None"]
+
+
+def _request_topics(api_key: int, req: Msg, name_of: TopicNames) -> list[tuple[str | None, list[int]]]:
+    """(topic name, partitions) pairs a request names, for topic/partition filters. Requests that name
+    topics by id (Produce v13+, Fetch v13+) are resolved to names with name_of."""
     out: list[tuple[str | None, list[int]]] = []
     if api_key == 0:  # Produce
         for t in req.topic_data:
-            out.append((t.name or None, [p.index for p in t.partition_data]))
+            out.append((t.name or name_of(t.topic_id), [p.index for p in t.partition_data]))
     elif api_key == 1:  # Fetch
         for t in req.topics:
-            out.append((t.topic or None, [p.partition for p in t.partitions]))
+            out.append((t.topic or name_of(t.topic_id), [p.partition for p in t.partitions]))
     elif api_key == 2:  # ListOffsets
         for t in req.topics:
             out.append((t.name, [p.partition_index for p in t.partitions]))
@@ -65,12 +70,12 @@ class FaultRule:
     topic: str | None = None
     partition: int | None = None
 
-    def matches(self, header: RequestHeader, req: Msg) -> bool:
+    def matches(self, header: RequestHeader, req: Msg, name_of: TopicNames) -> bool:
         if header.api_key != self.api_key or self.count <= 0:
             return False
         if self.topic is None:
             return True
-        for name, parts in _request_topics(header.api_key, req):
+        for name, parts in _request_topics(header.api_key, req, name_of):
             if name == self.topic and (self.partition is None or self.partition in parts):
                 return True
         return False
@@ -123,9 +128,9 @@ class Faults:
         self.rules.append(rule)
         return rule
 
-    def take(self, header: RequestHeader, req: Msg) -> FaultRule | None:
+    def take(self, header: RequestHeader, req: Msg, name_of: TopicNames) -> FaultRule | None:
         for rule in self.rules:
-            if rule.matches(header, req):
+            if rule.matches(header, req, name_of):
                 rule.count -= 1
                 if rule.count <= 0:
                     self.rules.remove(rule)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocol.records.batch import Codec, ControlType, Record
-
 from mockbroker.state.log import StoredBatch
+from protocol.records.batch import Codec, ControlType, Record
 
 
 @dataclass(frozen=True)
@@ -45,6 +44,7 @@ class BatchInfo:
     partition_leader_epoch: int
     size: int
     raw: bytes
+    delete_horizon_ms: int | None = None  # KIP-534: set by the log cleaner (attributes bit 6)
 
 
 def record_info(topic: str, partition: int, batch: StoredBatch, rec: Record) -> RecordInfo:
@@ -70,7 +70,7 @@ def record_info(topic: str, partition: int, batch: StoredBatch, rec: Record) -> 
 def batch_info(b: StoredBatch) -> BatchInfo:
     v = b.view()
     control_type = None
-    if v.is_control:
+    if v.is_control and v.record_count > 0:  # an emptied marker (log cleaner) has no type left
         try:
             control_type = ControlType(v.control_record().type)
         except ValueError:
@@ -94,4 +94,5 @@ def batch_info(b: StoredBatch) -> BatchInfo:
         partition_leader_epoch=v.partition_leader_epoch,
         size=b.size,
         raw=bytes(b.data),
+        delete_horizon_ms=v.delete_horizon_ms,
     )

@@ -23,11 +23,16 @@ from mockbroker.clock import Clock
 from mockbroker.connection import Connection, RequestContext
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest
 from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
+from mockbroker.maintenance import LogMaintenance
 from mockbroker.scheduler import Scheduler
 from mockbroker.state.appender import Appender
+from mockbroker.state.cleaner import CleanerStats
 from mockbroker.state.cluster import Cluster, Listener, Partition, Topic
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
+from mockbroker.state.groups import GroupCoordinator, GroupSummary
+from mockbroker.state.segments import describe_segments
+from mockbroker.state.txn import TransactionInfo, TxnCoordinator
 from protocol.errors import ErrorCode
 
 log = logging.getLogger("mockbroker")
@@ -73,8 +78,13 @@ class MockBroker:
             listeners = [Listener("PLAINTEXT", node_id, host, port, advertised_host, advertised_port)]
         self.cluster.listeners = listeners
         self.scheduler = Scheduler(self.clock)
+        self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
+                                              txn_index=lambda: getattr(self, "txn_coordinator", None))
         self.faults = Faults()
         self.appender = Appender()
+        self.txn_coordinator = TxnCoordinator(self.cluster, self.clock, self.scheduler,
+                                              groups=lambda: getattr(self, "group_coordinator", None))
+        self.appender.txn_check = self.txn_coordinator.check_produce
         self.requests: list[ReceivedRequest] = []
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
@@ -91,6 +101,7 @@ class MockBroker:
         self._loop = asyncio.get_running_loop()
         self.scheduler.attach(self._loop)
         self.scheduler.call_later(PRODUCER_EXPIRATION_CHECK_MS, self._expire_producers)
+        self.log_maintenance.start()
         for listener in self.cluster.listeners:
             server = await self._loop.create_server(
                 lambda lst=listener: Connection(self, lst),  # type: ignore[misc]
@@ -112,9 +123,9 @@ class MockBroker:
         tasks = []
         for conn in list(self._connections):
             conn.close()
-            if conn._task is not None and not conn._task.done():
-                conn._task.cancel()
-                tasks.append(conn._task)
+            task = conn.cancel_pending()
+            if task is not None:
+                tasks.append(task)
         if tasks:
             await asyncio.wait(tasks, timeout=2)
         for server in self._servers:
@@ -267,6 +278,50 @@ class MockBroker:
                 p.log.producers.expire(now, expiration)
         self.scheduler.call_later(min(expiration, PRODUCER_EXPIRATION_CHECK_MS), self._expire_producers)
 
+    # -- compaction and retention (mockbroker/maintenance.py, state/cleaner.py, retention.py) ----
+    def compact(self, topic: str, partition: int | None = None) -> list[CleanerStats]:
+        """Roll the active segment of a compacted topic's partitions (or one) and run the log cleaner now,
+        whatever the dirty ratio; what each pass did. Tombstones and transaction markers go once their
+        delete horizon (set by an earlier pass, delete.retention.ms after it) has passed on the broker clock."""
+        return self._call(self.log_maintenance.compact, topic, partition)
+
+    def enforce_retention(self, topic: str | None = None) -> int:
+        """Run retention now (retention.ms by the broker clock, retention.bytes, the log start offset) on one
+        topic or all; the number of segments deleted."""
+        return self._call(self.log_maintenance.enforce_retention, topic)
+
+    def segments(self, topic: str, partition: int = 0) -> list[dict[str, int]]:
+        """A partition's segments: base and next offset, size, batch count, largest timestamp, active."""
+
+        def collect() -> list[dict[str, int]]:
+            p = self.cluster.partition(topic, partition)
+            if p is None:
+                raise KeyError(f"no partition {topic}-{partition}")
+            return describe_segments(p.log)
+
+        return self._call(collect)
+
+    # -- consumer groups (state: mockbroker/state/groups.py) -------------------------------------
+    @property
+    def group_coordinator(self) -> GroupCoordinator:
+        """Every group of the broker and their committed offsets (made on first use)."""
+        coordinator = self.__dict__.get("_group_coordinator")
+        if coordinator is None:
+            coordinator = self.__dict__["_group_coordinator"] = GroupCoordinator(
+                self.cluster, self.scheduler, self.clock,
+                pending_transactional_offsets=lambda g, t, p: bool(
+                    getattr(self, "txn_coordinator", None) and self.txn_coordinator.has_pending_offsets(g, t, p)))
+        return coordinator
+
+    def groups(self) -> list[GroupSummary]:
+        """Every group: id, type (classic/consumer), protocol type, state, generation (classic) or group epoch
+        (KIP-848), and members with their assignments ({topic: partitions})."""
+        return self._call(lambda: self.group_coordinator.summaries())
+
+    def committed(self, group: str) -> dict[tuple[str, int], int]:
+        """A group's committed offsets: {(topic, partition): offset}."""
+        return self._call(lambda: self.group_coordinator.committed(group))
+
     # -- faults and the request record -----------------------------------------------------------
     def inject(
         self,
@@ -318,4 +373,10 @@ class MockBroker:
 
     def aborted_transactions(self, partition: Partition, start: int, end: int) -> list[tuple[int, int]]:
         """(producer id, first offset) of aborted transactions overlapping [start, end) (read_committed)."""
-        return []
+        return self.txn_coordinator.aborted_transactions(partition.log, start, end)
+
+    # -- transactions (state: mockbroker/state/txn.py) -------------------------------------------
+    def transactions(self) -> list[TransactionInfo]:
+        """Every transactional id the coordinator knows: state, producer id and epoch, timeout, start time,
+        the partitions of the open transaction and the offsets it holds for groups."""
+        return self._call(self.txn_coordinator.transactions)

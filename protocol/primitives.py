@@ -191,12 +191,9 @@ class Reader:
 
     # -- strings and bytes ---------------------------------------------------------------------
     def _decode_str(self, n: int) -> str:
-        raw = self.raw(n)
-        try:
-            return str(raw, "utf-8")
-        except UnicodeDecodeError as exc:
-            self.pos -= n
-            raise self.error(f"invalid UTF-8 ({exc.reason})") from None
+        # Malformed UTF-8 becomes U+FFFD, as Java's new String(bytes, UTF_8) in Kafka's readers does:
+        # Kafka then answers the request (e.g. INVALID_TOPIC_EXCEPTION) instead of failing it.
+        return str(self.raw(n), "utf-8", "replace")
 
     def string(self) -> str:
         n = self.int16()

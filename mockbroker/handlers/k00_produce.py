@@ -1,12 +1,17 @@
 """Produce (key 0), v0-v13.
 
 - acks must be -1, 0 or 1 (INVALID_REQUIRED_ACKS on every partition otherwise); acks=0 gets no
-  response at all (the records are still appended); acks 1 and -1 are the same here (one replica).
+  response at all (the records are still appended), and when any partition failed the connection is
+  closed so the client notices, as Kafka does; acks 1 and -1 are the same here (one replica).
 - v0-v2 carry magic 0/1 message sets, converted to one v2 batch on append; v3+ exactly one v2 batch.
-- Per-partition errors never fail the whole request: UNKNOWN_TOPIC_OR_PARTITION (v13: UNKNOWN_TOPIC_ID
-  for an unknown topic id), NOT_LEADER_OR_FOLLOWER for a partition led by another node,
-  CORRUPT_MESSAGE, INVALID_RECORD (+ record_errors, v8+), MESSAGE_TOO_LARGE, INVALID_TIMESTAMP,
+- Per-partition errors never fail the whole request, checked in Kafka's order: UNKNOWN_TOPIC_OR_PARTITION
+  (v13: UNKNOWN_TOPIC_ID for an unknown topic id); ProduceRequest.validateRecords (v3+: INVALID_RECORD,
+  UNSUPPORTED_COMPRESSION_TYPE); INVALID_REQUIRED_ACKS; NOT_LEADER_OR_FOLLOWER for a partition led by
+  another node; then the append: CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP
   and the producer-state errors of state/producers.py.
+- As Kafka's ReplicaManager answers them: error_message only with record_errors (v8+); log_start_offset
+  (v5+) -1 for the errors raised before the append (state/validation.py's RejectedBeforeAppend), the
+  partition's log start offset for the others.
 - The base offset and partition leader epoch are stamped into the stored batch in place; topics with
   message.timestamp.type=LogAppendTime also get the broker time, answered as log_append_time_ms.
 - Produce does not create topics (Kafka creates them through Metadata only).
@@ -14,15 +19,14 @@
 
 from __future__ import annotations
 
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import CloseConnection, handler
+from mockbroker.errors import KafkaError
+from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader
 from protocol.messages import Msg
 from protocol.primitives import ZERO_UUID
-
-from mockbroker.connection import RequestContext
-from mockbroker.dispatch import handler
-from mockbroker.errors import KafkaError
-from mockbroker.state.validation import BatchRejected
 
 API_KEY = 0
 
@@ -35,7 +39,7 @@ def _partition_response(index: int, code: int, message: str | None = None, base_
 
 
 @handler(API_KEY, 0, 13)
-def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | None:
+def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | CloseConnection | None:
     v = header.api_version
     cluster = ctx.cluster
     broker = ctx.broker
@@ -51,13 +55,19 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         parts = []
         for pd in td.partition_data:
-            if acks not in (-1, 0, 1):
-                parts.append(_partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
-                continue
             partition = topic.partition(pd.index) if topic is not None else None
             if partition is None:
                 parts.append(_partition_response(pd.index, missing if topic is None else
                                                  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            tp = f"{partition.topic.name}-{partition.index}"
+            try:
+                check_produce_records(pd.records, v, tp)
+            except KafkaError as exc:
+                parts.append(_partition_response(pd.index, exc.code))
+                continue
+            if acks not in (-1, 0, 1):
+                parts.append(_partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
                 continue
             if partition.leader_id != ctx.node_id:
                 parts.append(_partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
@@ -70,13 +80,18 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
                 parts.append(_partition_response(pd.index, exc.code, exc.message, record_errors=errs,
                                                  log_start_offset=partition.log.log_start_offset))
                 continue
+            except RejectedBeforeAppend as exc:
+                parts.append(_partition_response(pd.index, exc.code))
+                continue
             except KafkaError as exc:
-                parts.append(_partition_response(pd.index, exc.code, exc.message,
+                parts.append(_partition_response(pd.index, exc.code,
                                                  log_start_offset=partition.log.log_start_offset))
                 continue
             parts.append(_partition_response(pd.index, ErrorCode.NONE, None, result.base_offset,
                                              result.log_append_time_ms, result.log_start_offset))
         responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=parts))
     if acks == 0:
-        return None
+        # No response; but a failed partition closes the connection so the client notices (KafkaApis).
+        failed = [p for t in responses for p in t.partition_responses if p.error_code != ErrorCode.NONE]
+        return CloseConnection(f"acks=0 produce failed on {len(failed)} partition(s)") if failed else None
     return Msg(responses=responses, throttle_time_ms=0)

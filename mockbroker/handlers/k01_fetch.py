@@ -11,12 +11,17 @@
   at max_wait_ms it answers with what there is.
 - Errors per partition: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID (v13+, topics by id),
   NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (current_leader_epoch, v9+),
-  OFFSET_OUT_OF_RANGE (below the log start offset or past the log end offset).
+  OFFSET_OUT_OF_RANGE (below the log start offset or past the log end offset); an error partition
+  answers high watermark, last stable offset and log start offset -1, as Kafka does.
 - Isolation (v4+): read_committed stops at the last stable offset and lists the aborted transactions
   of the range returned; read_uncommitted reads to the high watermark (aborted_transactions null).
-- Fetch sessions (v7+, KIP-227): see state/fetch_sessions.py; top-level FETCH_SESSION_ID_NOT_FOUND and
-  INVALID_FETCH_SESSION_EPOCH.
-- v0-v3: batches are down-converted to magic 0 (v0-v1) or magic 1 (v2-v3), as Kafka 3.x did.
+- Fetch sessions (v7+, KIP-227): see state/fetch_sessions.py; top-level FETCH_SESSION_ID_NOT_FOUND,
+  INVALID_FETCH_SESSION_EPOCH, and FETCH_SESSION_TOPIC_ID_ERROR for a session continued at a version on the
+  other side of v13 (topic ids). An incremental fetch that leaves its session with no partitions closes
+  it and is answered sessionless (session id 0).
+- v0-v3: batches are down-converted to magic 0 (v0-v1) or magic 1 (v2-v3), as Kafka 3.x did (records
+  below the fetch offset of an uncompressed batch left out). A zstd batch cannot be down-converted and a
+  topic with compression.type zstd cannot be fetched before v10: UNSUPPORTED_COMPRESSION_TYPE.
 """
 
 from __future__ import annotations
@@ -26,18 +31,17 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
-from protocol.primitives import ZERO_UUID
-from protocol.records.batch import RecordBatch
-from protocol.records.legacy import convert_from_v2
-
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.state.cluster import Cluster, Partition
 from mockbroker.state.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition
+from protocol.errors import DecodeError, EncodeError, ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+from protocol.primitives import ZERO_UUID
+from protocol.records.batch import RecordBatch
+from protocol.records.legacy import convert_from_v2
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -77,9 +81,7 @@ def _read_partition(ctx: RequestContext, want: SessionPartition, by_id: bool, is
         return out
     out.partition = p
     log = p.log
-    out.high_watermark = log.high_watermark
-    out.last_stable_offset = log.last_stable_offset
-    out.log_start_offset = log.log_start_offset
+    # An error below leaves the offsets at -1, as Kafka's ReplicaManager answers errors (createLogReadResult).
     if p.leader_id != ctx.node_id:
         out.error = ErrorCode.NOT_LEADER_OR_FOLLOWER
         return out
@@ -93,11 +95,16 @@ def _read_partition(ctx: RequestContext, want: SessionPartition, by_id: bool, is
     if want.fetch_offset < log.log_start_offset or want.fetch_offset > log.log_end_offset:
         out.error = ErrorCode.OFFSET_OUT_OF_RANGE
         return out
+    out.high_watermark = log.high_watermark
+    out.last_stable_offset = log.last_stable_offset
+    out.log_start_offset = log.log_start_offset
     upto = log.last_stable_offset if isolation == READ_COMMITTED else log.high_watermark
     limit = min(want.partition_max_bytes, budget)
     out.chunks, out.size = log.read(want.fetch_offset, limit, min_one=min_one, upto=upto)
     if isolation == READ_COMMITTED:
-        txns = ctx.broker.aborted_transactions(p, want.fetch_offset, upto) if out.chunks else []
+        # The range returned ends after its last batch (Kafka's fetchUpperBoundOffset).
+        end = RecordBatch(out.chunks[-1]).last_offset + 1 if out.chunks else upto
+        txns = ctx.broker.aborted_transactions(p, want.fetch_offset, end) if out.chunks else []
         out.aborted = [Msg(producer_id=pid, first_offset=first) for pid, first in txns]
     return out
 
@@ -133,10 +140,35 @@ def _want_from_request(ctx: RequestContext, t: Msg, p: Msg, by_id: bool) -> Sess
     )
 
 
-def _down_convert(chunks: list[memoryview], version: int) -> list[Any]:
+def _down_convert(chunks: list[memoryview], version: int, fetch_offset: int) -> list[Any]:
+    """Kafka 3.x's down-conversion: records below the fetch offset of uncompressed batches are left out."""
     magic = 0 if version <= 1 else 1
     batches = [RecordBatch(c) for c in chunks]
-    return [convert_from_v2(batches, magic)]
+    return [convert_from_v2(batches, magic, first_offset=fetch_offset)]
+
+
+def _fail(r: PartitionRead, code: int) -> None:
+    """Turn a read into an error answer (Kafka's FetchResponse.partitionResponse: no offsets, no records)."""
+    r.error = code
+    r.high_watermark = r.last_stable_offset = r.log_start_offset = -1
+    r.chunks, r.size, r.aborted = [], 0, None
+
+
+def _records_for(version: int, r: PartitionRead) -> Any:
+    """The records of a read as `version` carries them. As KafkaApis.maybeConvertFetchedData: a topic with
+    compression.type zstd cannot be fetched before v10, nor a zstd batch down-converted for v0-v3
+    (UNSUPPORTED_COMPRESSION_TYPE)."""
+    if version < 10 and r.partition is not None and r.partition.topic.config.get("compression.type") == "zstd":
+        _fail(r, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
+    elif version <= 3 and r.chunks:
+        try:
+            return _down_convert(r.chunks, version, r.want.fetch_offset)
+        except EncodeError:
+            _fail(r, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
+        except DecodeError:
+            # Stored records that cannot be read (produce validates batch headers and CRCs only).
+            _fail(r, ErrorCode.CORRUPT_MESSAGE)
+    return r.chunks
 
 
 def _build_response(version: int, reads: list[PartitionRead], session_id: int, incremental: bool,
@@ -145,6 +177,7 @@ def _build_response(version: int, reads: list[PartitionRead], session_id: int, i
     by_topic: dict[tuple[str, uuid.UUID], Msg] = {}
     for r in reads:
         w = r.want
+        records = _records_for(version, r)
         include = w.needs_response(bool(r.size), r.error, r.high_watermark, r.last_stable_offset,
                                    r.log_start_offset)
         if incremental and not include:
@@ -155,9 +188,6 @@ def _build_response(version: int, reads: list[PartitionRead], session_id: int, i
             entry = Msg(topic=w.topic, topic_id=w.topic_id, partitions=[])
             by_topic[key] = entry
             topics.append(entry)
-        records: Any = r.chunks
-        if version <= 3 and r.chunks:
-            records = _down_convert(r.chunks, version)
         entry.partitions.append(Msg(
             partition_index=w.partition,
             error_code=r.error,
@@ -194,13 +224,10 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
             session = sessions.get(req.session_id, req.session_epoch)
         except KafkaError as exc:
             return _error_response(exc.code)
-        for ft in req.forgotten_topics_data:
-            if by_id:
-                for key in [k for k in session.partitions if k[1] == ft.topic_id and k[2] in ft.partitions]:
-                    del session.partitions[key]
-            else:
-                for key in [k for k in session.partitions if k[0] == ft.topic and k[2] in ft.partitions]:
-                    del session.partitions[key]
+        if session.uses_topic_ids != by_id:
+            return _error_response(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
+        # As Kafka's FetchSession.update: the request's partitions are added or updated, then the
+        # forgotten ones removed.
         for want in requested:
             key = (want.topic, want.topic_id, want.partition)
             old = session.partitions.get(key)
@@ -211,10 +238,25 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
                 old.last_fetched_epoch = want.last_fetched_epoch
             else:
                 session.partitions[key] = want
-        session.epoch = session.epoch + 1 if session.epoch < 0x7FFFFFFF else 1
-        wants = list(session.partitions.values())
-        session_id = session.session_id
-        incremental = True
+        for ft in req.forgotten_topics_data:
+            if by_id:
+                for key in [k for k in session.partitions if k[1] == ft.topic_id and k[2] in ft.partitions]:
+                    del session.partitions[key]
+            else:
+                for key in [k for k in session.partitions if k[0] == ft.topic and k[2] in ft.partitions]:
+                    del session.partitions[key]
+        if session.partitions:
+            session.epoch = session.epoch + 1 if session.epoch < 0x7FFFFFFF else 1
+            wants = list(session.partitions.values())
+            session_id = session.session_id
+            incremental = True
+        else:
+            # A session left with no partitions is closed; the fetch is answered sessionless (Kafka's
+            # FetchManager.newContext).
+            sessions.close(session.session_id)
+            session = None
+            session_id = 0
+            wants = requested
     else:
         if v >= 7 and req.session_id:
             sessions.close(req.session_id)
@@ -229,7 +271,7 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
 
     reads, total = _collect(ctx, wants, by_id, isolation, max_bytes)
     has_error = any(r.error for r in reads)
-    if req.max_wait_ms <= 0 or total >= max(req.min_bytes, 1) or has_error or not wants:
+    if req.max_wait_ms <= 0 or total >= req.min_bytes or has_error or not wants:
         return _build_response(v, reads, session_id, incremental, session)
     return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session)
 

@@ -11,22 +11,29 @@ Per partition, by the requested timestamp:
   timestamp -1.
 v0 answers old_style_offsets (a list with the one offset). v4+ checks current_leader_epoch
 (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH) and answers the leader epoch of the offset found.
-Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
+Errors, in Kafka's order: INVALID_REQUEST for a partition named twice (v1+, answered once);
+UNSUPPORTED_VERSION for a special timestamp older than its version (any other negative timestamp too);
+UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
 """
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
+from collections import Counter
 
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.state.cluster import Partition
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
 
 API_KEY = 2
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
 READ_COMMITTED = 1
+# The version from which each special timestamp is served (ReplicaManager.timestampMinSupportedVersion);
+# any other negative timestamp is UNSUPPORTED_VERSION.
+MIN_VERSION = {LATEST: 0, EARLIEST: 0, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9,
+               EARLIEST_PENDING_UPLOAD: 11}
 
 
 def _answer(p: Partition, timestamp: int, isolation: int) -> tuple[int, int, int]:
@@ -59,14 +66,26 @@ def _answer(p: Partition, timestamp: int, isolation: int) -> tuple[int, int, int
 def handle_list_offsets(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     isolation = req.isolation_level if v >= 2 else 0
+    named = Counter((t.name, rp.partition_index) for t in req.topics for rp in t.partitions)
+    answered: set[tuple[str, int]] = set()
     topics = []
     for t in req.topics:
         topic = ctx.cluster.topic(t.name)
         parts = []
         for rp in t.partitions:
+            key = (t.name, rp.partition_index)
+            if v >= 1 and key in answered:
+                continue  # Kafka answers each partition once (by topic partition)
+            answered.add(key)
             out = Msg(partition_index=rp.partition_index, error_code=ErrorCode.NONE, timestamp=-1, offset=-1,
                       leader_epoch=-1, old_style_offsets=[])
             parts.append(out)
+            if v >= 1 and named[key] > 1:
+                out.error_code = ErrorCode.INVALID_REQUEST
+                continue
+            if rp.timestamp < 0 and v < MIN_VERSION.get(rp.timestamp, 0x7FFF):
+                out.error_code = ErrorCode.UNSUPPORTED_VERSION
+                continue
             p = topic.partition(rp.partition_index) if topic is not None else None
             if p is None:
                 out.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -3,8 +3,10 @@
 - Brokers: every node, with the advertised host/port of the listener this client connected to
   (a client on the "internal" listener learns internal addresses; one on "external", external ones).
 - Topics: all of them when the request's topic list is null (v1+) or empty (v0); else the ones named
-  (by name, or by topic id from v10). A topic that does not exist is created when auto creation is
-  enabled on the broker and allowed by the request (always allowed before v4); otherwise
+  (by name, or by topic id from v12: v10-v11 requests naming a topic by id get INVALID_REQUEST on every
+  topic, as Kafka answers its InvalidRequestException; once a request names ids, its names are ignored).
+  Each topic is answered once however often it is named. A topic that does not exist is created when
+  auto creation is enabled on the broker and allowed by the request (always allowed before v4); otherwise
   UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for an id). Invalid names: INVALID_TOPIC_EXCEPTION.
   Unlike Kafka, an auto-created topic is answered at once with its leaders (Kafka answers
   LEADER_NOT_AVAILABLE first and the client asks again): creation here is immediate.
@@ -14,15 +16,14 @@
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
-from protocol.primitives import ZERO_UUID
-
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.state.cluster import Topic, validate_topic_name
+from protocol.errors import ErrorCode
+from protocol.headers import RequestHeader
+from protocol.messages import Msg
+from protocol.primitives import ZERO_UUID
 
 API_KEY = 3
 NOT_REQUESTED = -2147483648
@@ -72,6 +73,14 @@ def _error_topic(name: str | None, code: ErrorCode, topic_id=ZERO_UUID) -> Msg: 
                topic_authorized_operations=NOT_REQUESTED)
 
 
+def _invalid_request_response(requested: list[Msg]) -> Msg:
+    """Kafka's answer to a v10/v11 request naming a topic by id or by a null name: its InvalidRequestException
+    turned into a response (MetadataRequest.getErrorResponse), INVALID_REQUEST on every topic, no brokers."""
+    return Msg(throttle_time_ms=0, brokers=[], cluster_id=None, controller_id=-1, error_code=ErrorCode.NONE,
+               cluster_authorized_operations=NOT_REQUESTED,
+               topics=[_error_topic(e.name or "", ErrorCode.INVALID_REQUEST, e.topic_id) for e in requested])
+
+
 @handler(API_KEY, 0, 13)
 def handle_metadata(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
@@ -81,17 +90,21 @@ def handle_metadata(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg
     requested = req.topics
     if requested is None or (v == 0 and not requested):
         topics_out = [topic_metadata(t, v, include_ops) for _, t in sorted(cluster.topics.items())]
+    elif v < 12 and any(e.name is None or e.topic_id != ZERO_UUID for e in requested):
+        return _invalid_request_response(requested)
     else:
         allow_create = v < 4 or bool(req.allow_auto_topic_creation)
-        for entry in requested:
-            name = entry.name
-            if not name and entry.topic_id != ZERO_UUID:
-                topic = cluster.topics_by_id.get(entry.topic_id)
+        ids = [e.topic_id for e in requested if e.topic_id != ZERO_UUID]
+        if ids:
+            # As Kafka: once a request names topics by id, its names are ignored (and duplicates answered once).
+            for topic_id in dict.fromkeys(ids):
+                topic = cluster.topics_by_id.get(topic_id)
                 if topic is None:
-                    topics_out.append(_error_topic(None, ErrorCode.UNKNOWN_TOPIC_ID, entry.topic_id))
+                    topics_out.append(_error_topic(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id))
                 else:
                     topics_out.append(topic_metadata(topic, v, include_ops))
-                continue
+            requested = []
+        for name in dict.fromkeys(e.name for e in requested):
             topic = cluster.topic(name)
             if topic is None:
                 try:

@@ -7,12 +7,11 @@ none). Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
 
 from __future__ import annotations
 
+from mockbroker.connection import RequestContext
+from mockbroker.dispatch import handler
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader
 from protocol.messages import Msg
-
-from mockbroker.connection import RequestContext
-from mockbroker.dispatch import handler
 
 API_KEY = 61
 

@@ -11,15 +11,21 @@ one of the producer's last five batches is answered with the offset first assign
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from protocol.errors import DecodeError
-from protocol.records.batch import magic_of
-from protocol.records.legacy import convert_to_v2
-
-from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.errors import ErrorCode
 from mockbroker.state.cluster import Partition
-from mockbroker.state.validation import split_batches, validate_batch
+from mockbroker.state.validation import (
+    RejectedBeforeAppend,
+    batch_spans,
+    check_produce_records,
+    split_batches,
+    validate_batch,
+)
+from protocol.errors import DecodeError
+from protocol.records.batch import RecordBatch
+from protocol.records.legacy import convert_to_v2
 
 
 @dataclass
@@ -30,6 +36,9 @@ class AppendResult:
 
 
 class Appender:
+    # Checks a transactional batch with the transaction coordinator before it is appended (KIP-890:
+    # TxnCoordinator.check_produce, set by MockBroker); raises the partition's error.
+    txn_check: Callable[[Partition, RecordBatch, str | None, int], None] | None = None
 
     def append_records(
         self,
@@ -42,37 +51,30 @@ class Appender:
         log = partition.log
         tp = f"{partition.topic.name}-{partition.index}"
         config = partition.topic.config
-        if records is None or len(records) == 0:
+        check_produce_records(records, version, tp)
+        # Produce v0-v2 with no whole entry: nothing to append (v3+ was refused above).
+        if records is None:
             return AppendResult(-1, -1, log.log_start_offset)
-        if len(records) < 17:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Records in the append to {tp} are truncated")
-        magic = magic_of(records)
-        if magic < 2:
-            if version >= 3:
-                raise KafkaError(
-                    ErrorCode.INVALID_RECORD,
-                    f"Produce requests with version {version} are only allowed to contain record batches "
-                    "with magic version 2",
-                )
+        spans = batch_spans(records, tp)
+        if not spans:
+            return AppendResult(-1, -1, log.log_start_offset)
+        if spans[0][2] < 2:
             try:
                 records = memoryview(convert_to_v2(records))
             except DecodeError as exc:
-                raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-        elif magic != 2:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Unknown magic {magic} in the append to {tp}")
+                raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
         batches = split_batches(records, tp)
-        if version >= 3 and len(batches) != 1:
-            raise KafkaError(
-                ErrorCode.INVALID_RECORD,
-                f"Produce requests with version {version} are only allowed to contain exactly one record batch",
-            )
+        if self.txn_check is not None:
+            for batch in batches:
+                self.txn_check(partition, batch, transactional_id, version)
         for batch in batches:
             validate_batch(batch, config, now_ms, tp)
         for batch in batches:
             duplicate = log.producers.check(batch)
             if duplicate is not None:
-                append_time = duplicate.timestamp if config.log_append_time else -1
-                return AppendResult(duplicate.first_offset, append_time, log.log_start_offset)
+                # As Kafka's UnifiedLog: the duplicate's max timestamp is answered as its log append time,
+                # whatever the topic's timestamp type.
+                return AppendResult(duplicate.first_offset, duplicate.timestamp, log.log_start_offset)
         log_append_time = config.log_append_time
         first = -1
         for batch in batches:

@@ -243,7 +243,7 @@ class Cluster:
         for replicas in replica_lists:
             index = len(topic.partitions)
             # Every node is alive here, so the ISR is the replica list and the leader its first entry.
-            topic.partitions.append(Partition(topic, index, replicas[0], PartitionLog(topic.name, index),
+            topic.partitions.append(Partition(topic, index, replicas[0], _new_log(topic, index),
                                               list(replicas)))
 
     def _add_partitions(self, topic: Topic, count: int, replication_factor: int | None = None) -> None:
@@ -254,7 +254,7 @@ class Cluster:
             leader = node_ids[self._next_leader % len(node_ids)]
             self._next_leader += 1
             replicas = [leader] + [n for n in node_ids if n != leader][: rf - 1]
-            topic.partitions.append(Partition(topic, index, leader, PartitionLog(topic.name, index), replicas))
+            topic.partitions.append(Partition(topic, index, leader, _new_log(topic, index), replicas))
 
     def create_partitions(
         self, name: str, total: int, *, validate_only: bool = False, assignments: list[list[int]] | None = None
@@ -358,6 +358,13 @@ class Cluster:
         if not self.config.get("auto.create.topics.enable"):
             return None
         return self.create_topic(name)
+
+
+def _new_log(topic: Topic, index: int) -> PartitionLog:
+    """A partition's log; its segments roll by the topic's segment.bytes / segment.ms (state/segments.py)."""
+    log = PartitionLog(topic.name, index)
+    log.segments.config = topic.config
+    return log
 
 
 def _random_cluster_id() -> str:

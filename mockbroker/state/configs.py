@@ -106,6 +106,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("offsets.retention.minutes", ConfigType.INT, 10080),
         ConfigDef("delete.topic.enable", ConfigType.BOOLEAN, True),
         ConfigDef("log.cleaner.enable", ConfigType.BOOLEAN, True),
+        ConfigDef("log.cleaner.backoff.ms", ConfigType.LONG, 15000),
         ConfigDef("log.retention.check.interval.ms", ConfigType.LONG, 300000),
         ConfigDef("max.incremental.fetch.session.cache.slots", ConfigType.INT, 1000),
     ]

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from mockbroker.state.producers import ProducerStateTable
+from mockbroker.state.segments import LogSegments
 from protocol.records.batch import Record, RecordBatch
 
 
@@ -69,6 +70,8 @@ class PartitionLog:
         # First offsets of open transactions (producer_id -> first offset); see state/txn.py.
         self.open_txn_first_offsets: dict[int, int] = {}
         self.producers = ProducerStateTable(f"{topic}-{partition}")
+        # Segment boundaries and the cleaner checkpoint (state/segments.py, cleaner.py, retention.py).
+        self.segments = LogSegments()
 
     # -- offsets ---------------------------------------------------------------------------------
     @property
@@ -81,6 +84,11 @@ class PartitionLog:
             return min(min(self.open_txn_first_offsets.values()), self.log_end_offset)
         return self.log_end_offset
 
+    def sync_open_txns(self) -> None:
+        """Recompute open_txn_first_offsets from the producer state (after producers.rebuild)."""
+        self.open_txn_first_offsets = {pid: e.current_txn_first_offset for pid, e in self.producers.entries.items()
+                                       if e.current_txn_first_offset >= 0}
+
     # -- append ----------------------------------------------------------------------------------
     def append(self, batch: RecordBatch, now_ms: int, *, log_append_time: bool = False) -> StoredBatch:
         """Assign offsets to a validated batch (in place), store it, wake waiters."""
@@ -91,10 +99,15 @@ class PartitionLog:
             batch.set_log_append_time(now_ms)
         stored = self._store(batch, now_ms)
         if stored.producer_id >= 0:
-            self.producers.update(stored.producer_id, stored.producer_epoch, stored.base_sequence,
-                                  stored.last_sequence, stored.base_offset, stored.last_offset,
-                                  stored.max_timestamp, now_ms, is_transactional=stored.is_transactional,
-                                  is_control=stored.is_control)
+            entry = self.producers.update(stored.producer_id, stored.producer_epoch, stored.base_sequence,
+                                          stored.last_sequence, stored.base_offset, stored.last_offset,
+                                          stored.max_timestamp, now_ms, is_transactional=stored.is_transactional,
+                                          is_control=stored.is_control)
+            # The last stable offset follows the producer's open transaction (a marker closes it).
+            if entry.current_txn_first_offset >= 0:
+                self.open_txn_first_offsets[stored.producer_id] = entry.current_txn_first_offset
+            else:
+                self.open_txn_first_offsets.pop(stored.producer_id, None)
         self.notify()
         return stored
 
@@ -123,6 +136,7 @@ class PartitionLog:
         self.max_ts_running.append(max(prev, stored.max_timestamp))
         self.log_end_offset = stored.last_offset + 1
         self.size_bytes += stored.size
+        self.segments.on_append(stored, now_ms)
         return stored
 
     # -- listeners (fetch long-poll) -------------------------------------------------------------
@@ -253,3 +267,4 @@ class PartitionLog:
                 running = max(running, b.max_timestamp)
                 self.max_ts_running[k] = running
             self.producers.rebuild(self.batches, now_ms)
+            self.sync_open_txns()

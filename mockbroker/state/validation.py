@@ -1,13 +1,25 @@
 """Validation of the record batches a client appends, with the error codes Kafka's broker gives.
 
-Rules (Kafka's LogValidator and ReplicaManager), checked in this order:
+Splitting a records field, as Kafka's batch iterator does: it stops at bytes that do not hold a whole
+batch (Kafka trims them off), and a size below 14 bytes or a magic byte other than 0-2 is CORRUPT_MESSAGE.
+
+ProduceRequest.validateRecords (v3+, before the acks check, see `check_produce_records`): no whole
+batch, a magic other than 2 or more than one batch: INVALID_RECORD; zstd before v7:
+UNSUPPORTED_COMPRESSION_TYPE.
+
+Rules per batch (Kafka's UnifiedLog.analyzeAndValidateRecords and LogValidator), in this order:
+- base offset != 0: INVALID_RECORD;
 - a batch larger than max.message.bytes: MESSAGE_TOO_LARGE;
-- a truncated batch, bad magic, bad CRC, bad lengths: CORRUPT_MESSAGE;
-- base offset != 0, record count <= 0 or not last offset delta + 1, a control batch from a client, a
-  producer id with a negative base sequence, a transactional batch with no producer id: INVALID_RECORD;
-- CreateTime records older than message.timestamp.before.max.ms or newer than
+- a batch shorter than its header, bad CRC: CORRUPT_MESSAGE;
+- record count <= 0 or not last offset delta + 1, a control batch from a client, a producer id with a
+  negative base sequence, a transactional batch with no producer id: INVALID_RECORD;
+- CreateTime records (with a timestamp) older than message.timestamp.before.max.ms or newer than
   message.timestamp.after.max.ms: INVALID_TIMESTAMP, with record_errors naming each record;
-- a keyless record on a compacted topic: INVALID_RECORD with record_errors.
+- a keyless record on a compacted topic: INVALID_RECORD with record_errors (INVALID_TIMESTAMP when
+  another record of the batch has a timestamp error; a record gets its key error first).
+
+Errors Kafka answers without log append info (log start offset -1 in the response) are raised as
+`RejectedBeforeAppend`: the request-level checks, CORRUPT_MESSAGE and MESSAGE_TOO_LARGE.
 
 Hot path: only the 61-byte header and the CRC (C speed) are read. Records are decoded only when a rule
 needs them: a compacted topic (keys), a configured before.max.ms, or a header whose max timestamp is
@@ -21,7 +33,16 @@ from dataclasses import dataclass, field
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.configs import LONG_MAX, TopicConfig
 from protocol.errors import DecodeError
-from protocol.records.batch import RECORD_BATCH_OVERHEAD, Codec, RecordBatch
+from protocol.records.batch import (
+    ATTRIBUTES,
+    LOG_OVERHEAD,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    Codec,
+    InvalidRecordError,
+    RecordBatch,
+    wrap_int64,
+)
 
 
 @dataclass
@@ -43,41 +64,95 @@ class ValidatedBatches:
     batches: list[RecordBatch] = field(default_factory=list)
 
 
-def split_batches(data: memoryview, topic_partition: str) -> list[RecordBatch]:
-    """Every v2 batch in a Produce records field; CORRUPT_MESSAGE if anything is left over or broken."""
+class RejectedBeforeAppend(KafkaError):
+    """An error Kafka answers with no log append info (log start offset -1): ProduceRequest.validateRecords'
+    checks, and the corrupt or too large batches ReplicaManager answers with UNKNOWN_LOG_APPEND_INFO."""
+
+
+MIN_ENTRY_SIZE = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: the smallest size any log entry can declare
+HEADER_SIZE_UP_TO_MAGIC = 17
+
+
+def batch_spans(data: memoryview | bytes, topic_partition: str) -> list[tuple[int, int, int]]:
+    """(position, size, magic) of each whole log entry (v2 batch or legacy message) in a records field, as
+    Kafka's ByteBufferLogInputStream iterates them: it stops at bytes that do not hold a whole entry;
+    a declared size below 14 or a magic byte other than 0-2 is CORRUPT_MESSAGE."""
     out = []
     pos = 0
     n = len(data)
-    while pos < n:
-        if n - pos < 61:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE,
-                             f"Record batch in {topic_partition} is truncated ({n - pos} bytes left)")
+    while n - pos >= LOG_OVERHEAD:
+        size = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
+        if size < MIN_ENTRY_SIZE:
+            raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, f"Record size {size} is less than the minimum "
+                                       f"record overhead ({MIN_ENTRY_SIZE}) in {topic_partition}")
+        if n - pos < HEADER_SIZE_UP_TO_MAGIC:
+            break
+        magic = int.from_bytes(data[pos + 16 : pos + 17], "big", signed=True)
+        if not 0 <= magic <= 2:
+            raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}")
+        if n - pos < LOG_OVERHEAD + size:
+            break
+        out.append((pos, LOG_OVERHEAD + size, magic))
+        pos += LOG_OVERHEAD + size
+    return out
+
+
+def check_produce_records(data: memoryview | None, version: int, topic_partition: str) -> None:
+    """Kafka's ProduceRequest.validateRecords, run on a v3+ request's records before anything else (the
+    acks check included): exactly one whole batch, of magic 2, not zstd before v7."""
+    if version < 3:
+        return
+    spans = batch_spans(data if data is not None else b"", topic_partition)
+    if not spans:
+        raise RejectedBeforeAppend(ErrorCode.INVALID_RECORD, f"Produce requests with version {version} must "
+                                   "have at least one record batch per partition")
+    pos, size, magic = spans[0]
+    assert data is not None
+    if magic != 2:
+        raise RejectedBeforeAppend(ErrorCode.INVALID_RECORD, f"Produce requests with version {version} are only "
+                                   "allowed to contain record batches with magic version 2")
+    if version < 7 and size > ATTRIBUTES + 1 and data[pos + ATTRIBUTES + 1] & 0x07 == Codec.ZSTD:
+        raise RejectedBeforeAppend(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, f"Produce requests with version "
+                                   f"{version} are not allowed to use ZStandard compression")
+    if len(spans) > 1:
+        raise RejectedBeforeAppend(ErrorCode.INVALID_RECORD, f"Produce requests with version {version} are only "
+                                   "allowed to contain exactly one record batch per partition")
+
+
+def split_batches(data: memoryview, topic_partition: str) -> list[RecordBatch]:
+    """Every whole v2 batch in a Produce records field (bytes after the last whole one are left out, as
+    Kafka trims them); CORRUPT_MESSAGE for a broken one, INVALID_RECORD for a legacy entry among them."""
+    out = []
+    for pos, _size, magic in batch_spans(data, topic_partition):
+        if magic != 2:
+            raise KafkaError(ErrorCode.INVALID_RECORD, f"Batch magic {magic} is not the same as the first batch's "
+                             f"magic byte 2 in topic partition {topic_partition}")
         try:
-            batch = RecordBatch(data, pos)
+            out.append(RecordBatch(data, pos))
         except DecodeError as exc:
-            raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-        out.append(batch)
-        pos += batch.size
+            raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
     return out
 
 
 def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_partition: str) -> None:
-    if batch.size > config.max_message_bytes:
-        raise KafkaError(
-            ErrorCode.MESSAGE_TOO_LARGE,
-            f"The record batch size in the append to {topic_partition} is {batch.size} bytes which exceeds "
-            f"the maximum configured value of {config.max_message_bytes}.",
-        )
-    try:
-        batch.validate()
-    except DecodeError as exc:
-        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
     if batch.base_offset != 0:
         raise KafkaError(
             ErrorCode.INVALID_RECORD,
             f"The baseOffset of the record batch in the append to {topic_partition} should be 0, but it is "
             f"{batch.base_offset}",
         )
+    if batch.size > config.max_message_bytes:
+        raise RejectedBeforeAppend(
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"The record batch size in the append to {topic_partition} is {batch.size} bytes which exceeds "
+            f"the maximum configured value of {config.max_message_bytes}.",
+        )
+    try:
+        batch.validate()
+    except InvalidRecordError as exc:  # counts that contradict the offset range: LogValidator's checks
+        raise KafkaError(ErrorCode.INVALID_RECORD, str(exc)) from None
+    except DecodeError as exc:
+        raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
     count = batch.record_count
     if batch.last_offset_delta < 0:
         raise KafkaError(ErrorCode.INVALID_RECORD, f"Batch has an invalid offset range in {topic_partition}")
@@ -138,28 +213,32 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
         records = batch.records()
     except DecodeError as exc:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-    time_errors: list[RecordError] = []
-    key_errors: list[RecordError] = []
+    errors: list[RecordError] = []
+    any_time_error = False
     for i, rec in enumerate(records):
         if rec.offset_delta != i:
             raise KafkaError(ErrorCode.INVALID_RECORD,
                              f"Inner record offset delta {rec.offset_delta} should be {i} in {topic_partition}")
         if compacted and rec.key is None:
-            key_errors.append(RecordError(i, f"Compacted topic cannot accept message without key in topic "
-                                             f"partition {topic_partition}."))
-        if need_time_scan and (
+            errors.append(RecordError(i, f"Compacted topic cannot accept message without key in topic "
+                                         f"partition {topic_partition}."))
+        elif need_time_scan and rec.timestamp != NO_TIMESTAMP and (
             (before != LONG_MAX and rec.timestamp < now_ms - before)
             or (after != LONG_MAX and rec.timestamp > now_ms + after)
         ):
-            time_errors.append(RecordError(i, f"Timestamp {rec.timestamp} of message with offset "
-                                              f"{rec.offset} is out of range. The timestamp should be within "
-                                              f"[{now_ms - before if before != LONG_MAX else 'unbounded'}, "
-                                              f"{now_ms + after}]"))
-    if key_errors:
-        raise BatchRejected(ErrorCode.INVALID_RECORD, "One or more records have been rejected", key_errors)
-    if time_errors:
-        raise BatchRejected(
-            ErrorCode.INVALID_TIMESTAMP,
-            "One or more records have been rejected due to invalid timestamp",
-            time_errors,
-        )
+            any_time_error = True
+            # The bounds as Java's long arithmetic prints them (now + Long.MAX_VALUE wraps).
+            errors.append(RecordError(i, f"Timestamp {rec.timestamp} of message with offset "
+                                         f"{rec.offset} is out of range. The timestamp should be within "
+                                         f"[{wrap_int64(now_ms - before)}, {wrap_int64(now_ms + after)}]"))
+    if not errors:
+        return
+    # Kafka's LogValidator.processRecordErrors: INVALID_TIMESTAMP if any record has a timestamp error, else
+    # INVALID_RECORD; record_errors list every record either way.
+    if any_time_error:
+        raise BatchRejected(ErrorCode.INVALID_TIMESTAMP,
+                            "One or more records have been rejected due to invalid timestamp", errors)
+    shown = ", ".join(f"RecordError(batchIndex={e.batch_index}, message='{e.message}')" for e in errors[:3])
+    raise BatchRejected(ErrorCode.INVALID_RECORD,
+                        f"One or more records have been rejected due to {len(errors)} record errors in total, and "
+                        f"only showing the first three errors at most: [{shown}]", errors)
