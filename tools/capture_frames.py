@@ -95,16 +95,26 @@ def workload_confluent(bootstrap: str) -> str:
 
 
 def workload_java(bootstrap: str) -> str:
-    from tests.interop.clients import run_java
+    """kafka-clients through the harness (tests/interop/harness/java, `KafkaHarness --help`): a producer per
+    codec (idempotent by default), a consumer that assigns, seeks by time and reads, the AdminClient."""
+    from tests.interop.clients import of_type, run_java
+
+    def run(command: str, args: dict[str, object]) -> list[dict[str, object]]:
+        lines = run_java(command, {"bootstrap": bootstrap, "timeout_ms": 10_000, **args})
+        failed = [line for line in lines if line.get("type") in ("send_error", "error", "fatal")]
+        if failed:
+            raise RuntimeError(f"java {command} failed: {failed}")
+        return lines
 
     for codec in CODECS:
-        run_java("produce", {"bootstrap": bootstrap, "topic": "golden",
-                             "records": [{"key": "k", "value": "v-" + codec, "headers": {"h": "1"}}],
-                             "config": {"compression.type": codec}})
-    run_java("consume", {"bootstrap": bootstrap, "topic": "golden", "partitions": [0], "seek": "beginning",
-                         "max_records": 1, "timeout_ms": 5000})
-    run_java("admin", {"bootstrap": bootstrap, "op": "listTopics"})
-    return "kafka-clients 4.3.0"
+        run("produce", {"topic": "golden", "config": {"compression.type": codec},
+                        "records": [{"partition": 0, "key": "k", "value": "v-" + codec * 50,
+                                     "headers": [{"key": "h", "value": "1"}]}]})
+    run("consume", {"topic": "golden", "partitions": [0], "seek": {"timestamp": 0}, "max_records": 1})
+    run("admin", {"ops": [{"op": "listTopics"}, {"op": "describeTopics", "topics": ["golden"]},
+                          {"op": "listOffsets", "topic": "golden", "spec": "max_timestamp"}]})
+    [version] = of_type(run_java("version", {}), "version")
+    return f"kafka-clients {version['kafka_clients']}"
 
 
 WORKLOADS: dict[str, Callable[[str], str]] = {
