@@ -1,0 +1,1 @@
+"""Helpers for testing other software against mockbroker (mockbroker.testing.spark: Spark's Kafka source)."""
