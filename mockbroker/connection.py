@@ -14,13 +14,16 @@ What gets an error code and what closes the connection (decided here, in one pla
 - an exception inside a handler (a bug of ours): logged with its traceback, connection closed; the
   broker keeps serving every other connection.
 
-Back-pressure: when the transport's write buffer is over its high-water mark, reading pauses until it
-drains (pause_writing / resume_writing), so a slow reader cannot make the broker buffer without end.
+Back-pressure: answers go out through a queue of chunks (views of stored batches, never copied or
+joined) that is handed to the transport only while its write buffer is under WRITE_BUFFER_HIGH. Above
+it, the connection stops reading and handling requests until the buffer drains (pause_writing /
+resume_writing), so a slow reader cannot make the broker buffer without end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import inspect
 import itertools
 import logging
@@ -45,6 +48,9 @@ API_VERSIONS = 18
 _ids = itertools.count(1)
 # While a handler waits, stop reading once this much is buffered behind it.
 MAX_BUFFERED_WHILE_BUSY = 4 * 1024 * 1024
+# The transport's write buffer above which the connection stops handing it response chunks, reading and
+# handling requests (back-pressure); it resumes when the buffer drains to a quarter of this.
+WRITE_BUFFER_HIGH = 1024 * 1024
 
 
 @dataclass
@@ -80,11 +86,13 @@ class Connection(asyncio.Protocol):
         self._write_paused = False
         self._read_paused = False
         self._closed = False
+        self._out: collections.deque[bytes | bytearray | memoryview] = collections.deque()  # see _drain
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
@@ -97,6 +105,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        self._out.clear()
         self.cancel_pending()
         self.broker._connections.discard(self)
         if self.ctx is not None:
@@ -116,6 +125,9 @@ class Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self._write_paused = False
+        self._drain()
+        if self._write_paused:
+            return  # the queued answers filled the buffer again
         self._resume_reading()
         self._process()
 
@@ -243,10 +255,22 @@ class Connection(asyncio.Protocol):
         first = chunks[0]
         assert isinstance(first, bytearray)
         first[0:4] = total.to_bytes(4, "big", signed=True)
-        if len(chunks) == 1:
+        if len(chunks) == 1 and not self._out:
             self.transport.write(first)
         else:
-            self.transport.writelines(chunks)
+            self._out.extend(chunks)
+            self._drain()
+
+    def _drain(self) -> None:
+        """Hand queued response chunks to the transport while its buffer is under the high-water mark.
+
+        Large responses are lists of views of stored batches. Giving them to the transport a chunk at a
+        time, only as it drains, keeps them uncopied: Python 3.11's writelines joins every chunk into
+        one new bytes object, and its socket transport then shifts its buffer after each send."""
+        out = self._out
+        transport = self.transport
+        while out and not self._write_paused and transport is not None and not self._closed:
+            transport.write(out.popleft())
 
     def send_response(self, header: hdr.RequestHeader, body: Any) -> None:
         """For fault injection and deferred answers: send a response now."""
