@@ -69,10 +69,10 @@ def main() -> int:
         version = 16
         resp = fetch_response(partitions, big)
         carried = partitions * len(big) / 1e6
-        r = rate(lambda resp=resp: encode_response(1, version, resp).chunks(), args.seconds)
+        r = rate(lambda resp=resp, version=version: encode_response(1, version, resp).chunks(), args.seconds)
         print(f"{f'Fetch response encode (views), {partitions} p.':<42}{version:>8}{r:>12.0f}{r * carried:>10.0f}")
         wire = encode_response(1, version, resp).getvalue()
-        r = rate(lambda wire=wire: decode_response(1, version, wire), args.seconds)
+        r = rate(lambda wire=wire, version=version: decode_response(1, version, wire), args.seconds)
         print(f"{f'Fetch response decode, {partitions} partitions':<42}{version:>8}{r:>12.0f}{r * carried:>10.0f}")
     return 0
 
