@@ -77,8 +77,8 @@ class RdkafkaMockCluster:
 
     def __init__(self, brokers: int = 1, library: str | None = None) -> None:
         self.brokers = brokers
-        self.library = library or find_librdkafka()
-        self._lib = _load(self.library)
+        self.lib_path = library or find_librdkafka()
+        self._lib = _load(self.lib_path)
         self._rk: int | None = None
         self._mcluster: int | None = None
         self.bootstrap_servers = ""
@@ -180,5 +180,5 @@ if __name__ == "__main__":
     if a.serve:
         raise SystemExit(_serve(a.brokers))
     with RdkafkaMockCluster(a.brokers) as m:
-        print(f"librdkafka {m.version} ({m.library})")
+        print(f"librdkafka {m.version} ({m.lib_path})")
         print(f"mock cluster bootstrap: {m.bootstrap_servers}")
