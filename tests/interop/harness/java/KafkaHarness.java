@@ -92,6 +92,8 @@ public final class KafkaHarness {
                          send_offsets?: {group_id, offsets: [{topic,partition,offset}]}}]}
                         -> initialized; sent/send_error {txn,index,...}; committed|aborted|left_open
                            {txn} | txn_error {txn,stage,...}; done
+              ctp       consume-transform-produce loop, exactly once (CtpOps.java: arguments there)
+              group-consume  subscribe in a group, commit after each poll (GroupConsumeOps.java)
               admin     {op, ...} or {ops: [{op, ...}, ...]}; one result|error line per op:
                         listTopics {internal?}; describeTopics {topics};
                         listOffsets {topic, partitions?, spec?="latest", isolation_level?}
@@ -139,6 +141,8 @@ public final class KafkaHarness {
                 case "produce" -> produce(args);
                 case "consume" -> consume(args);
                 case "txn" -> txn(args);
+                case "ctp" -> CtpOps.run(args);
+                case "group-consume" -> GroupConsumeOps.run(args);
                 case "admin" -> AdminOps.run(args);
                 case "batch" -> RecordsOps.batch(args);
                 case "decode" -> RecordsOps.decode(args);

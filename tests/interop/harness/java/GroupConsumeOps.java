@@ -1,0 +1,180 @@
+import static java.lang.Math.max;
+import static java.lang.Math.min;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The {@code group-consume} command: one member of a consumer group (classic or KIP-848, as the
+ * client's group.protocol says; partition.assignment.strategy and the rest pass through "config").
+ * It subscribes, polls, prints every record, and commits what it printed synchronously after each
+ * poll; offsets a failed commit left behind are committed in onPartitionsRevoked, before the
+ * partitions go to another member. Rebalance callbacks are printed as they happen.
+ *
+ * <pre>
+ * group-consume {topic | topics, group_id (or config group.id),
+ *                max_records?      stop once this member printed this many records
+ *                idle_ms?          stop when no record came for this long (after the first assignment)
+ *                stop_after_ms?=60000   stop after this long
+ *                stop_file?        stop as soon as this file exists (the test's switch)
+ *                poll_ms?=100, config?}
+ * -> started {group_id, protocol}; assigned|revoked|lost {partitions, at_ms};
+ *    record {topic,partition,offset,key,value,...}; committed {offsets, where: poll|revoked|close};
+ *    commit_error {offsets, where, error, ...};
+ *    done {count, stopped: max_records|idle|stop_after_ms|stop_file, assignment, generation, member_id}
+ *    (printed after close, which leaves the group)
+ * </pre>
+ */
+final class GroupConsumeOps {
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final Duration timeout;
+    private final long start = System.currentTimeMillis();
+    /** Offsets of printed records not committed yet. */
+    private final Map<TopicPartition, OffsetAndMetadata> pending = new LinkedHashMap<>();
+    private boolean everAssigned;
+
+    private GroupConsumeOps(KafkaConsumer<byte[], byte[]> consumer, Duration timeout) {
+        this.consumer = consumer;
+        this.timeout = timeout;
+    }
+
+    static int run(JsonObject a) {
+        long timeout = KafkaHarness.timeoutMs(a);
+        Properties p = KafkaHarness.consumerProps(a, timeout);
+        if (Json.has(a, "group_id")) {
+            p.put("group.id", Json.str(a, "group_id", null));
+        }
+        if (!p.containsKey("group.id")) {
+            throw new IllegalArgumentException("missing argument: group_id (or config group.id)");
+        }
+        p.put("enable.auto.commit", "false");
+        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p);
+        GroupConsumeOps ops = new GroupConsumeOps(c, Duration.ofMillis(timeout));
+        String stopped;
+        int count;
+        try {
+            Json.emit(Json.obj("type", "started", "group_id", p.get("group.id"),
+                    "protocol", p.getOrDefault("group.protocol", "classic")));
+            int[] counted = new int[1];
+            stopped = ops.loop(a, KafkaHarness.topics(a), counted);
+            count = counted[0];
+            ops.commitPending(null, "close");
+        } catch (RuntimeException e) {
+            c.close(CloseOptions.timeout(Duration.ofMillis(min(timeout, 5000))));
+            throw e;
+        }
+        JsonArray assignment = CtpOps.tps(c.assignment());
+        ConsumerGroupMetadata gm = c.groupMetadata();
+        c.close(CloseOptions.timeout(Duration.ofMillis(min(timeout, 5000))));
+        Json.emit(Json.obj("type", "done", "count", count, "stopped", stopped, "assignment", assignment,
+                "generation", gm.generationId(), "member_id", gm.memberId()));
+        return 0;
+    }
+
+    private long atMs() {
+        return System.currentTimeMillis() - start;
+    }
+
+    private String loop(JsonObject a, java.util.List<String> topics, int[] count) {
+        Integer maxRecords = Json.integer(a, "max_records", null);
+        Long idleMs = Json.lng(a, "idle_ms", null);
+        long stopAfter = Json.lng(a, "stop_after_ms", 60_000L);
+        long pollMs = Json.lng(a, "poll_ms", 100L);
+        Path stopFile = Json.has(a, "stop_file") ? Path.of(Json.str(a, "stop_file", null)) : null;
+
+        consumer.subscribe(topics, new ConsumerRebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                Json.emit(Json.obj("type", "revoked", "partitions", CtpOps.tps(partitions), "at_ms", atMs()));
+                commitPending(partitions, "revoked");
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                everAssigned = true;
+                Json.emit(Json.obj("type", "assigned", "partitions", CtpOps.tps(partitions), "at_ms", atMs()));
+            }
+
+            @Override
+            public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                Json.emit(Json.obj("type", "lost", "partitions", CtpOps.tps(partitions), "at_ms", atMs()));
+                partitions.forEach(pending::remove);
+            }
+        });
+        long lastRecordAt = System.currentTimeMillis();
+        while (true) {
+            if (maxRecords != null && count[0] >= maxRecords) {
+                return "max_records";
+            }
+            if (stopFile != null && Files.exists(stopFile)) {
+                return "stop_file";
+            }
+            long now = System.currentTimeMillis();
+            if (now - start >= stopAfter) {
+                return "stop_after_ms";
+            }
+            if (!everAssigned) {
+                lastRecordAt = now;
+            } else if (idleMs != null && now - lastRecordAt >= idleMs) {
+                return "idle";
+            }
+            ConsumerRecords<byte[], byte[]> records =
+                    consumer.poll(Duration.ofMillis(max(1, min(pollMs, start + stopAfter - now))));
+            for (ConsumerRecord<byte[], byte[]> r : records) {
+                if (maxRecords != null && count[0] >= maxRecords) {
+                    // not printed, not committed: the group hands it to another member
+                    break;
+                }
+                Json.emit(KafkaHarness.recordJson(r));
+                count[0]++;
+                pending.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                lastRecordAt = System.currentTimeMillis();
+            }
+            commitPending(null, "poll");
+        }
+    }
+
+    /** Commits the pending offsets (of {@code only} when given); a failure leaves them pending. */
+    private void commitPending(Collection<TopicPartition> only, String where) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+        pending.forEach((tp, om) -> {
+            if (only == null || only.contains(tp)) {
+                offsets.put(tp, om);
+            }
+        });
+        if (offsets.isEmpty()) {
+            return;
+        }
+        JsonArray list = CtpOps.offsets(offsets);
+        try {
+            consumer.commitSync(offsets, timeout);
+            Set<TopicPartition> done = offsets.keySet();
+            done.forEach(tp -> {
+                if (pending.get(tp) == offsets.get(tp)) {
+                    pending.remove(tp);
+                }
+            });
+            Json.emit(Json.obj("type", "committed", "offsets", list, "where", where, "at_ms", atMs()));
+        } catch (KafkaException e) {
+            Json.emit(Json.withError(Json.obj("type", "commit_error", "offsets", list, "where", where,
+                    "at_ms", atMs()), e));
+        }
+    }
+}
