@@ -320,8 +320,11 @@ class BrokerConfig:
     def replace_dynamic(self, changes: dict[str, str], *, per_broker: bool, validate_only: bool = False) -> None:
         """Make `changes` the whole dynamic layer (legacy AlterConfigs semantics)."""
         parsed = self.validate_dynamic(changes)
-        if validate_only:
-            return
+        if not validate_only:
+            self._install_layer(per_broker, parsed)
+
+    def _install_layer(self, per_broker: bool, parsed: dict[str, Any]) -> None:
+        """Replace a dynamic layer with `parsed` and recompute the effective values it touches."""
         layer = self._layer(per_broker)
         touched = set(layer) | set(parsed)
         layer.clear()
@@ -335,14 +338,8 @@ class BrokerConfig:
         current = self.dynamic_layer(per_broker)
         new = apply_incremental(current, ops, BROKER_CONFIGS, broker=True)
         parsed = self.validate_dynamic(new)
-        if validate_only:
-            return
-        layer = self._layer(per_broker)
-        touched = set(layer) | set(parsed)
-        layer.clear()
-        layer.update(parsed)
-        for key in touched:
-            self._refresh(key)
+        if not validate_only:
+            self._install_layer(per_broker, parsed)
 
     def describe(self) -> list[tuple[str, str, ConfigSource, ConfigType]]:
         out = []

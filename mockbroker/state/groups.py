@@ -668,8 +668,10 @@ class ClassicGroup:
         else:
             respond(sync_error(ErrorCode.UNKNOWN_MEMBER_ID))
 
-    def _validate_sync(self, generation_id: int, member_id: str, group_instance_id: str | None,
-                       protocol_type: str | None, protocol_name: str | None) -> ErrorCode | None:
+    def _member_generation_error(self, generation_id: int, member_id: str,
+                                 group_instance_id: str | None) -> ErrorCode | None:
+        """The checks SyncGroup and Heartbeat share, in Kafka's order: a dead group, an unknown or fenced
+        member, a stale generation."""
         if self.state == ClassicState.DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         try:
@@ -678,20 +680,22 @@ class ClassicGroup:
             return exc.code
         if generation_id != self.generation_id:
             return ErrorCode.ILLEGAL_GENERATION
+        return None
+
+    def _validate_sync(self, generation_id: int, member_id: str, group_instance_id: str | None,
+                       protocol_type: str | None, protocol_name: str | None) -> ErrorCode | None:
+        error = self._member_generation_error(generation_id, member_id, group_instance_id)
+        if error is not None:
+            return error
         if _inconsistent(protocol_type, self.protocol_type) or _inconsistent(protocol_name, self.protocol_name):
             return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
         return None
 
     # -- Heartbeat / LeaveGroup ------------------------------------------------------------------
     def heartbeat(self, generation_id: int, member_id: str, group_instance_id: str | None) -> ErrorCode:
-        if self.state == ClassicState.DEAD:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        try:
-            self.validate_member(member_id, group_instance_id)
-        except KafkaError as exc:
-            return exc.code
-        if generation_id != self.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
+        error = self._member_generation_error(generation_id, member_id, group_instance_id)
+        if error is not None:
+            return error
         if self.state == ClassicState.EMPTY:
             return ErrorCode.UNKNOWN_MEMBER_ID
         self.reschedule_heartbeat(self.members[member_id])
