@@ -19,7 +19,6 @@ from mockbroker.state.cluster import Partition
 from mockbroker.state.validation import (
     RejectedBeforeAppend,
     batch_spans,
-    check_produce_records,
     split_batches,
     validate_batch,
 )
@@ -51,8 +50,9 @@ class Appender:
         log = partition.log
         tp = f"{partition.topic.name}-{partition.index}"
         config = partition.topic.config
-        check_produce_records(records, version, tp)
-        # Produce v0-v2 with no whole entry: nothing to append (v3+ was refused above).
+        # The v3+ request-level checks (validation.check_produce_records) are the caller's: the Produce
+        # handler runs them before the acks check, in Kafka's order. What reaches here with no whole entry
+        # is a v0-v2 request: nothing to append.
         if records is None:
             return AppendResult(-1, -1, log.log_start_offset)
         spans = batch_spans(records, tp)
@@ -63,7 +63,8 @@ class Appender:
                 records = memoryview(convert_to_v2(records))
             except DecodeError as exc:
                 raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-        batches = split_batches(records, tp)
+            spans = batch_spans(records, tp)
+        batches = split_batches(records, spans, tp)
         if self.txn_check is not None:
             for batch in batches:
                 self.txn_check(partition, batch, transactional_id, version)

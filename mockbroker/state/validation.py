@@ -28,7 +28,7 @@ past the after.max.ms bound (to name the offending records).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.configs import LONG_MAX, TopicConfig
@@ -57,11 +57,6 @@ class BatchRejected(KafkaError):
     def __init__(self, code: ErrorCode, message: str | None, record_errors: list[RecordError] | None = None):
         super().__init__(code, message)
         self.record_errors: list[RecordError] = record_errors or []
-
-
-@dataclass
-class ValidatedBatches:
-    batches: list[RecordBatch] = field(default_factory=list)
 
 
 class RejectedBeforeAppend(KafkaError):
@@ -119,11 +114,12 @@ def check_produce_records(data: memoryview | None, version: int, topic_partition
                                    "allowed to contain exactly one record batch per partition")
 
 
-def split_batches(data: memoryview, topic_partition: str) -> list[RecordBatch]:
-    """Every whole v2 batch in a Produce records field (bytes after the last whole one are left out, as
-    Kafka trims them); CORRUPT_MESSAGE for a broken one, INVALID_RECORD for a legacy entry among them."""
+def split_batches(data: memoryview, spans: list[tuple[int, int, int]], topic_partition: str) -> list[RecordBatch]:
+    """Every whole v2 batch in a Produce records field, at the spans batch_spans found (bytes after the last
+    whole one are left out, as Kafka trims them); CORRUPT_MESSAGE for a broken one, INVALID_RECORD for a
+    legacy entry among them."""
     out = []
-    for pos, _size, magic in batch_spans(data, topic_partition):
+    for pos, _size, magic in spans:
         if magic != 2:
             raise KafkaError(ErrorCode.INVALID_RECORD, f"Batch magic {magic} is not the same as the first batch's "
                              f"magic byte 2 in topic partition {topic_partition}")
