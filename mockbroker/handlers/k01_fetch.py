@@ -226,27 +226,9 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
             return _error_response(exc.code)
         if session.uses_topic_ids != by_id:
             return _error_response(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
-        # As Kafka's FetchSession.update: the request's partitions are added or updated, then the
-        # forgotten ones removed.
-        for want in requested:
-            key = (want.topic, want.topic_id, want.partition)
-            old = session.partitions.get(key)
-            if old is not None:
-                old.fetch_offset = want.fetch_offset
-                old.partition_max_bytes = want.partition_max_bytes
-                old.current_leader_epoch = want.current_leader_epoch
-                old.last_fetched_epoch = want.last_fetched_epoch
-            else:
-                session.partitions[key] = want
-        for ft in req.forgotten_topics_data:
-            if by_id:
-                for key in [k for k in session.partitions if k[1] == ft.topic_id and k[2] in ft.partitions]:
-                    del session.partitions[key]
-            else:
-                for key in [k for k in session.partitions if k[0] == ft.topic and k[2] in ft.partitions]:
-                    del session.partitions[key]
+        session.update(requested, req.forgotten_topics_data, by_id)
         if session.partitions:
-            session.epoch = session.epoch + 1 if session.epoch < 0x7FFFFFFF else 1
+            session.next_epoch()
             wants = list(session.partitions.values())
             session_id = session.session_id
             incremental = True
@@ -265,8 +247,7 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
             session = sessions.open(by_id)
             if session is not None:
                 session_id = session.session_id
-                for want in requested:
-                    session.partitions[(want.topic, want.topic_id, want.partition)] = want
+                session.update(requested, [], by_id)
         wants = requested
 
     reads, total = _collect(ctx, wants, by_id, isolation, max_bytes)

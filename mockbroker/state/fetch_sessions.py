@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from mockbroker.errors import ErrorCode, KafkaError
 
@@ -62,6 +63,30 @@ class FetchSession:
     epoch: int  # the epoch the next incremental request must carry
     partitions: dict[PartitionKey, SessionPartition] = field(default_factory=dict)
     uses_topic_ids: bool = False
+
+
+    def update(self, requested: list[SessionPartition], forgotten: list[Any], by_id: bool) -> None:
+        """As Kafka's FetchSession.update: the request's partitions are added or updated, then the
+        forgotten ones (forgotten_topics_data entries: topic or topic_id, partitions) removed."""
+        for want in requested:
+            key = (want.topic, want.topic_id, want.partition)
+            old = self.partitions.get(key)
+            if old is not None:
+                old.fetch_offset = want.fetch_offset
+                old.partition_max_bytes = want.partition_max_bytes
+                old.current_leader_epoch = want.current_leader_epoch
+                old.last_fetched_epoch = want.last_fetched_epoch
+            else:
+                self.partitions[key] = want
+        for ft in forgotten:
+            gone = [k for k in self.partitions
+                    if (k[1] == ft.topic_id if by_id else k[0] == ft.topic) and k[2] in ft.partitions]
+            for key in gone:
+                del self.partitions[key]
+
+    def next_epoch(self) -> None:
+        """The epoch the next incremental request must carry (wrapping to 1, as Kafka's nextEpoch)."""
+        self.epoch = self.epoch + 1 if self.epoch < 0x7FFFFFFF else 1
 
 
 class FetchSessionCache:
