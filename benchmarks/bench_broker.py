@@ -40,7 +40,6 @@ import contextlib
 import math
 import os
 import selectors
-import signal
 import statistics
 import struct
 import subprocess
@@ -60,6 +59,7 @@ for _p in (HERE, ROOT):
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from procs import stop_process  # noqa: E402
 from rdkafka_mock import RdkafkaMockCluster  # noqa: E402
 
 from tests.rawclient import RawClient  # noqa: E402  (the repository's raw-protocol test client)
@@ -135,13 +135,7 @@ def _child(cmd: list[str], marker: str) -> Iterator[tuple[subprocess.Popen[bytes
                 raise RuntimeError(f"unexpected first line from {cmd!r}: {line!r}")
             yield proc, line.rsplit(" ", 1)[-1]
         finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(5)
+            stop_process(proc)
             for f in (proc.stdin, proc.stdout):
                 if f is not None:
                     with contextlib.suppress(OSError):

@@ -23,13 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import socket
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
+
+from procs import stop_process
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT_S = 20.0
@@ -112,16 +113,6 @@ def proc_status(pid: int) -> dict[str, int]:
     return out
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-
-
 def one_run(idle: float) -> dict[str, float]:
     env, listeners, http = compose_env()
     t0 = time.perf_counter()
@@ -147,7 +138,7 @@ def one_run(idle: float) -> dict[str, float]:
         mem = proc_status(proc.pid)
         return {"accept_s": accept, "ready_s": ready, "rss_kib": mem["VmRSS"], "hwm_kib": mem["VmHWM"]}
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 def baseline(idle: float) -> dict[str, float]:

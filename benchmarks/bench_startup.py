@@ -32,19 +32,15 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from procs import stop_process
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARKER = b"mockbroker listening on"
 TIMEOUT_S = 20.0
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    stop_process(proc)
     if proc.stdout is not None:
         proc.stdout.close()
 
