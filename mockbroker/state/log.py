@@ -166,7 +166,9 @@ class PartitionLog:
 
     def read(self, offset: int, max_bytes: int, *, min_one: bool, upto: int | None = None) -> tuple[list[memoryview], int]:
         """Whole batches from the one holding `offset`, up to max_bytes (the first one even if larger when
-        min_one), stopping before offset `upto` (the high watermark or the last stable offset)."""
+        min_one), stopping before offset `upto` (the high watermark or the last stable offset). Both bounds
+        fall between batches (the last stable offset is the first offset of an open transaction's first
+        batch), so a batch starting below the bound ends below it too."""
         limit = self.log_end_offset if upto is None else upto
         out: list[memoryview] = []
         total = 0
@@ -176,10 +178,6 @@ class PartitionLog:
         while i < n:
             b = batches[i]
             if b.base_offset >= limit:
-                break
-            if b.last_offset >= limit and upto is not None and upto < self.log_end_offset:
-                # A batch straddling the LSO cannot happen (a transaction's batches start at or after
-                # its first offset), but never serve past the bound.
                 break
             if total + b.size > max_bytes and not (min_one and not out):
                 break
