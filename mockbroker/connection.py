@@ -197,6 +197,10 @@ class Connection(asyncio.Protocol):
             self._pending = result
             self._task = asyncio.get_running_loop().create_task(self._finish(header, result))
             return
+        self._answer(header, result)
+
+    def _answer(self, header: hdr.RequestHeader, result: Any) -> None:
+        """Act on what a handler returned: a response to send, None (no answer: acks=0), or a close."""
         if isinstance(result, dispatch.CloseConnection):
             self._close(result.reason)
         elif result is not None:
@@ -227,11 +231,9 @@ class Connection(asyncio.Protocol):
             log.exception("handler of API key %d v%d failed", header.api_key, header.api_version)
             self._close("internal error")
             return
-        if isinstance(response, dispatch.CloseConnection):
-            self._close(response.reason)
+        self._answer(header, response)
+        if self._closed:
             return
-        if response is not None:
-            self._send(header, response)
         self._busy = False
         if not self._write_paused:
             self._resume_reading()
@@ -271,10 +273,6 @@ class Connection(asyncio.Protocol):
         transport = self.transport
         while out and not self._write_paused and transport is not None and not self._closed:
             transport.write(out.popleft())
-
-    def send_response(self, header: hdr.RequestHeader, body: Any) -> None:
-        """For fault injection and deferred answers: send a response now."""
-        self._send(header, body)
 
     def _close(self, reason: str) -> None:
         if self._closed:
