@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from mockbroker import dispatch
+from mockbroker import dispatch, error_responses
 from mockbroker.clock import Clock
 from mockbroker.connection import Connection, RequestContext
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest
@@ -344,6 +344,11 @@ class MockBroker:
         if sum(chosen) != 1:
             raise ValueError("give exactly one of error=, drop=, delay=")
         if error is not None:
+            spec = dispatch.lookup(api_key)
+            if spec is not None and not all(error_responses.supports(api_key, v)
+                                            for v in range(spec.min_version, spec.max_version + 1)):
+                raise ValueError(f"{spec.name} responses have no field to carry an injected error code "
+                                 "(use drop= or delay=)")
             rule = FaultRule(api_key, "error", count, error_code=int(error), topic=topic, partition=partition)
         elif drop is not None:
             if drop not in ("before", "after"):

@@ -4,6 +4,8 @@ and fault injection (the tool a test uses to prove retries are de-duplicated).""
 
 from __future__ import annotations
 
+import pytest
+
 from mockbroker.server import MockBroker
 from protocol.errors import ErrorCode
 from tests.handlers.conftest import PRODUCE, connect, idempotent_batch, produce, produce_body
@@ -153,3 +155,9 @@ def test_fault_on_another_topic_leaves_this_one_alone_and_requests_are_recorded(
     seen = [r for r in mockbroker.received(PRODUCE) if r.client_id == "recorded-client"]
     assert [(r.api_key, r.api_version) for r in seen] == [(PRODUCE, 9), (PRODUCE, 9)]
     assert all(r.time_ms > 0 for r in seen)
+
+
+def test_injecting_an_error_into_an_api_whose_responses_cannot_carry_it_is_refused(mockbroker: MockBroker) -> None:
+    with pytest.raises(ValueError, match="CreateTopics"):
+        mockbroker.inject(19, error=ErrorCode.NOT_CONTROLLER)  # per-topic errors only, no builder
+    mockbroker.inject(19, drop="before")  # dropping or delaying it is fine
