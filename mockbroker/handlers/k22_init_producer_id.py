@@ -17,6 +17,7 @@ from __future__ import annotations
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
+from mockbroker.state.txn import fenced_for_version
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader
 from protocol.messages import Msg
@@ -41,8 +42,6 @@ def _init_transactional(ctx: RequestContext, version: int, req: Msg) -> Msg:
         producer_id, producer_epoch = ctx.broker.txn_coordinator.init_producer_id(
             req.transactional_id, req.transaction_timeout_ms, expected)
     except KafkaError as exc:
-        code = exc.code
-        if code == ErrorCode.PRODUCER_FENCED and version < 4:
-            code = ErrorCode.INVALID_PRODUCER_EPOCH
+        code = fenced_for_version(exc.code, version, 4)
         return Msg(throttle_time_ms=0, error_code=code, producer_id=-1, producer_epoch=-1)
     return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=producer_epoch)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
+from mockbroker.state.txn import fenced_for_version
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader
 from protocol.messages import Msg
@@ -51,8 +52,7 @@ def _handle_transaction(ctx: RequestContext, version: int, transactional_id: str
         code = ErrorCode.NONE
     except KafkaError as exc:
         code = exc.code
-    if code == ErrorCode.PRODUCER_FENCED and version < 2:
-        code = ErrorCode.INVALID_PRODUCER_EPOCH
+    code = fenced_for_version(code, version, 2)
     return _results(partitions, dict.fromkeys(partitions, code))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
+from mockbroker.state.txn import fenced_for_version
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader
 from protocol.messages import Msg
@@ -27,6 +28,4 @@ def handle_add_offsets_to_txn(ctx: RequestContext, header: RequestHeader, req: M
         code = ErrorCode.NONE
     except KafkaError as exc:
         code = exc.code
-    if code == ErrorCode.PRODUCER_FENCED and header.api_version < 2:
-        code = ErrorCode.INVALID_PRODUCER_EPOCH
-    return Msg(throttle_time_ms=0, error_code=code)
+    return Msg(throttle_time_ms=0, error_code=fenced_for_version(code, header.api_version, 2))

@@ -21,6 +21,7 @@ from __future__ import annotations
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
+from mockbroker.state.txn import fenced_for_version
 from protocol.errors import ErrorCode
 from protocol.headers import RequestHeader
 from protocol.messages import Msg
@@ -36,8 +37,6 @@ def handle_end_txn(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
             req.transactional_id, req.producer_id, req.producer_epoch, bool(req.committed),
             transaction_version=2 if v >= 5 else 0)
     except KafkaError as exc:
-        code = exc.code
-        if code == ErrorCode.PRODUCER_FENCED and v < 2:
-            code = ErrorCode.INVALID_PRODUCER_EPOCH
+        code = fenced_for_version(exc.code, v, 2)
         return Msg(throttle_time_ms=0, error_code=code, producer_id=-1, producer_epoch=-1)
     return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=epoch)

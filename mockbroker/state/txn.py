@@ -104,6 +104,14 @@ def offsets_partition_for(group_id: str, partitions: int) -> int:
     return (0 if h == -(2**31) else abs(h)) % partitions
 
 
+def fenced_for_version(code: ErrorCode, version: int, fenced_since: int) -> ErrorCode:
+    """PRODUCER_FENCED as an API version older than `fenced_since` answers it: INVALID_PRODUCER_EPOCH
+    (those versions predate the code; Kafka's responses downgrade it the same way)."""
+    if code == ErrorCode.PRODUCER_FENCED and version < fenced_since:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return code
+
+
 def produce_error(code: ErrorCode, version: int) -> ErrorCode:
     """A coordinator's verification answer as a Produce partition error (Kafka's AddPartitionsToTxnManager):
     PRODUCER_FENCED is INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE is INVALID_TXN_STATE before v11."""
