@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from protocol.messages import decode_request, decode_response, encode_request, encode_response  # noqa: E402
-from protocol.records.builder import build_batch  # noqa: E402
+from mockbroker.protocol.messages import decode_request, decode_response, encode_request, encode_response  # noqa: E402
+from mockbroker.protocol.records.builder import build_batch  # noqa: E402
 
 
 def rate(fn: Callable[[], object], seconds: float) -> float:

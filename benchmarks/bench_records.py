@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from protocol.records.batch import Codec, RecordBatch, iter_batches  # noqa: E402
-from protocol.records.builder import RecordInput, build_batch  # noqa: E402
+from mockbroker.protocol.records.batch import Codec, RecordBatch, iter_batches  # noqa: E402
+from mockbroker.protocol.records.builder import RecordInput, build_batch  # noqa: E402
 
 RECORD_SIZE = 1024
 BATCH_BYTES = 1 << 20

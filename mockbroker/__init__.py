@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.errors import KafkaError
     from mockbroker.inspection import BatchInfo, RecordInfo
+    from mockbroker.protocol.errors import ErrorCode
     from mockbroker.server import MockBroker
-    from protocol.errors import ErrorCode
 
 __all__ = ["MockBroker", "Clock", "KafkaError", "ErrorCode", "RecordInfo", "BatchInfo"]
 __version__ = "0.1.0"
@@ -30,7 +30,7 @@ _LAZY = {
     "MockBroker": "mockbroker.server",
     "Clock": "mockbroker.clock",
     "KafkaError": "mockbroker.errors",
-    "ErrorCode": "protocol.errors",
+    "ErrorCode": "mockbroker.protocol.errors",
     "RecordInfo": "mockbroker.inspection",
     "BatchInfo": "mockbroker.inspection",
 }

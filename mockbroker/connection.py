@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mockbroker import dispatch
-from protocol import headers as hdr
-from protocol.errors import ProtocolError
-from protocol.framing import FrameDecoder
-from protocol.messages import decode_request, encode_response
-from protocol.primitives import Writer
+from mockbroker.protocol import headers as hdr
+from mockbroker.protocol.errors import ProtocolError
+from mockbroker.protocol.framing import FrameDecoder
+from mockbroker.protocol.messages import decode_request, encode_response
+from mockbroker.protocol.primitives import Writer
 
 if TYPE_CHECKING:
     from mockbroker.server import MockBroker

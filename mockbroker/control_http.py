@@ -57,7 +57,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from mockbroker.errors import KafkaError
 from mockbroker.inspection import batch_info, record_info
-from protocol.errors import ErrorCode
+from mockbroker.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from mockbroker.server import MockBroker
@@ -210,7 +210,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
 
 
 def _api_keys() -> dict[str, int]:
-    from protocol.messages import api_keys, api_name
+    from mockbroker.protocol.messages import api_keys, api_name
 
     return {api_name(k): k for k in api_keys()}
 
@@ -610,7 +610,7 @@ class ControlServer:
 
     @staticmethod
     def _rule_json(rule: Any) -> dict[str, Any]:
-        from protocol.messages import api_name
+        from mockbroker.protocol.messages import api_name
 
         out = jsonable(rule)
         try:

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from protocol.headers import RequestHeader
-from protocol.messages import Msg, api_name
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg, api_name
 
 if TYPE_CHECKING:
     from mockbroker.connection import RequestContext

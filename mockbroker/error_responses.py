@@ -6,8 +6,8 @@ error_code. An API with neither is refused when the fault is added (see `support
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-from protocol.messages import RESPONSE, Msg, struct_codec
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.messages import RESPONSE, Msg, struct_codec
 
 
 def _produce(req: Msg, code: ErrorCode) -> Msg:

@@ -7,7 +7,7 @@ sent back to a client: a bug in a handler closes that connection and is logged (
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
+from mockbroker.protocol.errors import ErrorCode
 
 
 class KafkaError(Exception):

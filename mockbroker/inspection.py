@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mockbroker.protocol.records.batch import Codec, ControlType, Record
 from mockbroker.state.log import StoredBatch
-from protocol.records.batch import Codec, ControlType, Record
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from mockbroker.connection import Connection, RequestContext
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest
 from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
 from mockbroker.maintenance import LogMaintenance
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.scheduler import Scheduler
 from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
@@ -33,7 +34,6 @@ from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.groups import GroupCoordinator, GroupSummary
 from mockbroker.state.segments import describe_segments
 from mockbroker.state.txn import TransactionInfo, TxnCoordinator
-from protocol.errors import ErrorCode
 
 log = logging.getLogger("mockbroker")
 T = TypeVar("T")

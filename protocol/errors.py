@@ -7,7 +7,7 @@ an EncodeError means our own code built a message that does not fit the schema (
 
 from __future__ import annotations
 
-from protocol._generated.error_codes import EXCEPTION_NAMES, RETRIABLE, ErrorCode
+from ._generated.error_codes import EXCEPTION_NAMES, RETRIABLE, ErrorCode
 
 __all__ = [
     "ErrorCode",

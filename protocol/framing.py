@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 
-from protocol.errors import DecodeError, FrameTooLarge
+from .errors import DecodeError, FrameTooLarge
 
 DEFAULT_MAX_FRAME_SIZE = 100 * 1024 * 1024  # socket.request.max.bytes
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocol.errors import DecodeError, UnsupportedVersion
-from protocol.messages import is_flexible
-from protocol.primitives import Reader, Writer
+from .errors import DecodeError, UnsupportedVersion
+from .messages import is_flexible
+from .primitives import Reader, Writer
 
 API_VERSIONS_KEY = 18
 CONTROLLED_SHUTDOWN_KEY = 7

@@ -23,9 +23,9 @@ import uuid as _uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from protocol._generated.specs import MESSAGES
-from protocol.errors import DecodeError, EncodeError, UnsupportedVersion
-from protocol.primitives import ZERO_UUID, Reader, Writer
+from ._generated.specs import MESSAGES
+from .errors import DecodeError, EncodeError, UnsupportedVersion
+from .primitives import ZERO_UUID, Reader, Writer
 
 __all__ = [
     "Msg",

@@ -18,7 +18,7 @@ import struct
 import uuid as _uuid
 from collections.abc import Iterable
 
-from protocol.errors import DecodeError
+from .errors import DecodeError
 
 _I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")

@@ -11,9 +11,9 @@ import socket
 import struct
 from typing import Any
 
-from protocol import headers as hdr
-from protocol.messages import Msg, decode_response, encode_request
-from protocol.primitives import Writer
+from mockbroker.protocol import headers as hdr
+from mockbroker.protocol.messages import Msg, decode_response, encode_request
+from mockbroker.protocol.primitives import Writer
 
 
 class RawClient:

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from mockbroker.dispatch import supported_versions  # noqa: E402
-from protocol.messages import api_name  # noqa: E402
+from mockbroker.protocol.messages import api_name  # noqa: E402
 
 START, END = "<!-- api-table:start -->", "<!-- api-table:end -->"
 KAFKA_KEYS = REPO.parent / "shared" / "kafka-protocol" / "api-keys-4.3.0.csv"

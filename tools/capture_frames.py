@@ -25,8 +25,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from mockbroker import MockBroker  # noqa: E402
-from protocol.headers import peek_api_key_version  # noqa: E402
-from protocol.messages import api_name  # noqa: E402
+from mockbroker.protocol.headers import peek_api_key_version  # noqa: E402
+from mockbroker.protocol.messages import api_name  # noqa: E402
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 PRODUCE_KEEP = 5  # Produce frames kept per version (one per codec)

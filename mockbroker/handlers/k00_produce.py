@@ -22,11 +22,11 @@ from __future__ import annotations
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import CloseConnection, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
+from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
-from protocol.primitives import ZERO_UUID
 
 API_KEY = 0
 

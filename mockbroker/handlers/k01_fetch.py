@@ -34,14 +34,14 @@ from typing import Any
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.errors import DecodeError, EncodeError, ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
+from mockbroker.protocol.primitives import ZERO_UUID
+from mockbroker.protocol.records.batch import RecordBatch
+from mockbroker.protocol.records.legacy import convert_from_v2
 from mockbroker.state.cluster import Cluster, Partition
 from mockbroker.state.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition
-from protocol.errors import DecodeError, EncodeError, ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
-from protocol.primitives import ZERO_UUID
-from protocol.records.batch import RecordBatch
-from protocol.records.legacy import convert_from_v2
 
 API_KEY = 1
 READ_COMMITTED = 1

@@ -27,9 +27,9 @@ from collections.abc import Awaitable, Callable
 
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
 from mockbroker.state.groups import Responder
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
 
 API_KEY = 11
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
 
 API_KEY = 12
 

@@ -17,10 +17,10 @@ from collections.abc import Awaitable
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.handlers.k11_join_group import park
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
 from mockbroker.state.groups import Responder, sync_error
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
 
 API_KEY = 14
 

@@ -29,12 +29,12 @@ from typing import Any
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
+from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.state.cluster import Cluster
 from mockbroker.state.configs import TopicConfig, describe_topic_entries
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
-from protocol.primitives import ZERO_UUID
 
 API_KEY = 19
 METADATA_TOPIC = "__cluster_metadata"

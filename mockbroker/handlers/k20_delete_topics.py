@@ -20,11 +20,11 @@ from collections import Counter
 
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
+from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.state.cluster import Cluster
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
-from protocol.primitives import ZERO_UUID
 
 API_KEY = 20
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
 from mockbroker.state.cluster import Cluster
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
 
 API_KEY = 23
 

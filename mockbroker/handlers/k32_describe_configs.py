@@ -26,6 +26,9 @@ from __future__ import annotations
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
 from mockbroker.state.cluster import validate_topic_name
 from mockbroker.state.configs import (
     ConfigEntry,
@@ -33,9 +36,6 @@ from mockbroker.state.configs import (
     describe_broker_entries,
     describe_topic_entries,
 )
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
 
 API_KEY = 32
 

@@ -31,9 +31,9 @@ from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.k32_describe_configs import BROKER, CLIENT_METRICS, GROUP, TOPIC
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
 
 API_KEY = 33
 

@@ -36,10 +36,10 @@ from mockbroker.handlers.k33_alter_configs import (
     check_broker_resource,
     unsupported_resource,
 )
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
 from mockbroker.state.configs import OP_APPEND, OP_DELETE, OP_SET, OP_SUBTRACT
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
 
 API_KEY = 44
 LOG_LEVELS = ("DEBUG", "ERROR", "FATAL", "INFO", "TRACE", "WARN")

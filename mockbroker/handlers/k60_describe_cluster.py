@@ -18,9 +18,9 @@ from __future__ import annotations
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.handlers.k03_metadata import CLUSTER_OPERATIONS, NOT_REQUESTED, brokers_for
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
 
 API_KEY = 60
 ENDPOINT_TYPES = {1: "BROKER", 2: "CONTROLLER"}

@@ -16,9 +16,9 @@ import re
 
 from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
 
 API_KEY = 66
 

@@ -22,11 +22,11 @@ from mockbroker.connection import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.k03_metadata import NOT_REQUESTED, TOPIC_OPERATIONS
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
+from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.state.cluster import INTERNAL_TOPICS, Topic, validate_topic_name
-from protocol.errors import ErrorCode
-from protocol.headers import RequestHeader
-from protocol.messages import Msg
-from protocol.primitives import ZERO_UUID
 
 API_KEY = 75
 MAX_PARTITIONS = 2000  # max.request.partition.size.limit

@@ -15,6 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mockbroker.errors import ErrorCode
+from mockbroker.protocol.errors import DecodeError
+from mockbroker.protocol.records.batch import RecordBatch
+from mockbroker.protocol.records.legacy import convert_to_v2
 from mockbroker.state.cluster import Partition
 from mockbroker.state.validation import (
     RejectedBeforeAppend,
@@ -22,9 +25,6 @@ from mockbroker.state.validation import (
     split_batches,
     validate_batch,
 )
-from protocol.errors import DecodeError
-from protocol.records.batch import RecordBatch
-from protocol.records.legacy import convert_to_v2
 
 
 @dataclass

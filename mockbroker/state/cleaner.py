@@ -50,9 +50,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from mockbroker.state.segments import Segment
-from protocol.errors import DecodeError
-from protocol.records.batch import (
+from mockbroker.protocol.errors import DecodeError
+from mockbroker.protocol.records.batch import (
     INT32_MAX,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
@@ -60,7 +59,8 @@ from protocol.records.batch import (
     Record,
     RecordBatch,
 )
-from protocol.records.builder import rebuild_batch
+from mockbroker.protocol.records.builder import rebuild_batch
+from mockbroker.state.segments import Segment
 
 if TYPE_CHECKING:
     from mockbroker.state.configs import TopicConfig

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.protocol.messages import Msg
 from mockbroker.state.group_states import ConsumerState, MemberState, consumer_group_state
 from mockbroker.state.offsets import CommittedOffset
-from protocol.messages import Msg
 
 if TYPE_CHECKING:
     from mockbroker.state.groups import GroupCoordinator, GroupSummary

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mockbroker.clock import Clock
 from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.protocol.errors import DecodeError
+from mockbroker.protocol.messages import Msg
+from mockbroker.protocol.primitives import Reader
 from mockbroker.state.group_states import ClassicEvent, ClassicState, can_rebalance, next_state
 from mockbroker.state.offsets import DEFAULT_METADATA_MAX_BYTES, CommittedOffset, OffsetStore
-from protocol.errors import DecodeError
-from protocol.messages import Msg
-from protocol.primitives import Reader
 
 if TYPE_CHECKING:
     from mockbroker.state.cluster import Cluster

@@ -22,9 +22,9 @@ import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from mockbroker.protocol.records.batch import Record, RecordBatch
 from mockbroker.state.producers import ProducerStateTable
 from mockbroker.state.segments import LogSegments
-from protocol.records.batch import Record, RecordBatch
 
 
 @dataclass(slots=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mockbroker.errors import ErrorCode, KafkaError
-from protocol.records.batch import RecordBatch
+from mockbroker.protocol.records.batch import RecordBatch
 
 if TYPE_CHECKING:
     from mockbroker.state.log import StoredBatch

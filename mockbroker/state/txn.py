@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.protocol.records.batch import ControlType, RecordBatch
+from mockbroker.protocol.records.builder import build_control_batch
 from mockbroker.state.txn_states import (
     EXPIRATION_ALLOWED,
     PREPARING,
@@ -55,8 +57,6 @@ from mockbroker.state.txn_states import (
     state_by_name,
 )
 from mockbroker.state.validation import RejectedBeforeAppend
-from protocol.records.batch import ControlType, RecordBatch
-from protocol.records.builder import build_control_batch
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock

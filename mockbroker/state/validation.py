@@ -31,9 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mockbroker.errors import ErrorCode, KafkaError
-from mockbroker.state.configs import LONG_MAX, TopicConfig
-from protocol.errors import DecodeError
-from protocol.records.batch import (
+from mockbroker.protocol.errors import DecodeError
+from mockbroker.protocol.records.batch import (
     ATTRIBUTES,
     LOG_OVERHEAD,
     NO_TIMESTAMP,
@@ -43,6 +42,7 @@ from protocol.records.batch import (
     RecordBatch,
     wrap_int64,
 )
+from mockbroker.state.configs import LONG_MAX, TopicConfig
 
 
 @dataclass

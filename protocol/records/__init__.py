@@ -4,7 +4,7 @@
 Sans-IO like the rest of `protocol`: bytes in, objects out, and back.
 """
 
-from protocol.records.batch import (
+from .batch import (
     LOG_OVERHEAD,
     RECORD_BATCH_OVERHEAD,
     Codec,
@@ -17,9 +17,9 @@ from protocol.records.batch import (
     iter_batches,
     magic_of,
 )
-from protocol.records.builder import RecordInput, build_batch, build_control_batch, rebuild_batch
-from protocol.records.compression import compress, decompress
-from protocol.records.legacy import (
+from .builder import RecordInput, build_batch, build_control_batch, rebuild_batch
+from .compression import compress, decompress
+from .legacy import (
     LegacyMessage,
     build_message_set,
     convert_from_v2,

@@ -38,8 +38,8 @@ from typing import NamedTuple
 
 import crc32c as _crc32c
 
-from protocol.errors import DecodeError, ErrorCode
-from protocol.records import compression
+from ..errors import DecodeError, ErrorCode
+from . import compression
 
 __all__ = [
     "ATTRIBUTES",

@@ -13,10 +13,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from protocol.errors import EncodeError
-from protocol.primitives import encode_varint
-from protocol.records import compression
-from protocol.records.batch import (
+from ..errors import EncodeError
+from ..primitives import encode_varint
+from . import compression
+from .batch import (
     CONTROL_MASK,
     CRC,
     DELETE_HORIZON_MASK,

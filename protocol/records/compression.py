@@ -32,7 +32,7 @@ import lz4.frame
 import snappy
 import zstandard
 
-from protocol.errors import DecodeError, EncodeError
+from ..errors import DecodeError, EncodeError
 
 __all__ = [
     "DEFAULT_MAX_SIZE",

@@ -31,16 +31,16 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from protocol.errors import DecodeError, EncodeError
-from protocol.records import compression
-from protocol.records.batch import (
+from ..errors import DecodeError, EncodeError
+from . import compression
+from .batch import (
     LOG_APPEND_TIME,
     NO_TIMESTAMP,
     Codec,
     CorruptRecordError,
     RecordBatch,
 )
-from protocol.records.builder import RecordInput, build_batch
+from .builder import RecordInput, build_batch
 
 __all__ = [
     "LegacyMessage",

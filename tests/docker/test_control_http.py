@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from mockbroker.control_http import ControlServer
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.records.builder import build_batch
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
-from protocol.records.builder import build_batch
 from tests.rawclient import RawClient
 
 PRODUCE, INIT_PRODUCER_ID = 0, 22

@@ -7,8 +7,8 @@ import pytest
 
 from mockbroker import MockBroker
 from mockbroker.healthcheck import api_versions_frame, check, main, parse_address
-from protocol.headers import decode_request_header
-from protocol.messages import decode_request
+from mockbroker.protocol.headers import decode_request_header
+from mockbroker.protocol.messages import decode_request
 from tests.docker.support import free_port
 
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from mockbroker.protocol.messages import Msg
+from mockbroker.protocol.records.batch import Record, RecordBatch, iter_batches
+from mockbroker.protocol.records.builder import RecordInput, build_batch
 from mockbroker.server import MockBroker
-from protocol.messages import Msg
-from protocol.records.batch import Record, RecordBatch, iter_batches
-from protocol.records.builder import RecordInput, build_batch
 from tests.rawclient import RawClient
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3

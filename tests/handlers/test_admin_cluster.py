@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from mockbroker.handlers.k03_metadata import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.server import MockBroker
 from mockbroker.state.cluster import Listener
-from protocol.errors import ErrorCode
-from protocol.primitives import ZERO_UUID
 from tests.rawclient import RawClient
 
 DESCRIBE_CLUSTER, DESCRIBE_TOPIC_PARTITIONS = 60, 75

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
 from tests.rawclient import RawClient
 
 DESCRIBE_CONFIGS, ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 44

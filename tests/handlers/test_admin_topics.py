@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.server import MockBroker
 from mockbroker.state.cluster import Node, Topic
-from protocol.errors import ErrorCode
-from protocol.primitives import ZERO_UUID
 from tests.rawclient import RawClient
 
 CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS, METADATA = 19, 20, 37, 3

@@ -8,10 +8,10 @@ import struct
 import pytest
 
 from mockbroker.dispatch import supported_versions
-from protocol import headers as hdr
-from protocol.errors import ErrorCode
-from protocol.messages import decode_response
-from protocol.primitives import Writer
+from mockbroker.protocol import headers as hdr
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.messages import decode_response
+from mockbroker.protocol.primitives import Writer
 from tests.handlers.conftest import API_VERSIONS
 from tests.rawclient import RawClient
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from mockbroker import MockBroker
-from protocol.records.builder import build_batch
+from mockbroker.protocol.records.builder import build_batch
 from tests.rawclient import RawClient
 
 PRODUCE, FETCH = 0, 1

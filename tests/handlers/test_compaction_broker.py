@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.records.batch import RECORD_BATCH_OVERHEAD, RecordBatch
+from mockbroker.protocol.records.builder import RecordInput, build_batch
+from mockbroker.protocol.records.legacy import parse_message_set
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
-from protocol.records.batch import RECORD_BATCH_OVERHEAD, RecordBatch
-from protocol.records.builder import RecordInput, build_batch
-from protocol.records.legacy import parse_message_set
 from tests.handlers.conftest import (
     batches_of,
     fetch,

@@ -8,10 +8,10 @@ import struct
 import pytest
 
 from mockbroker.dispatch import supported_versions
+from mockbroker.protocol import headers as hdr
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.primitives import Writer
 from mockbroker.server import MockBroker
-from protocol import headers as hdr
-from protocol.errors import ErrorCode
-from protocol.primitives import Writer
 from tests.handlers.conftest import METADATA, PRODUCE, connect, make_batch, produce, produce_body
 from tests.rawclient import RawClient
 

@@ -7,10 +7,10 @@ import uuid
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.records.batch import Codec
+from mockbroker.protocol.records.legacy import parse_message_set
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
-from protocol.records.batch import Codec
-from protocol.records.legacy import parse_message_set
 from tests.handlers.conftest import (
     DELETE_RECORDS,
     FETCH,

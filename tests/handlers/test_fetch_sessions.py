@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.messages import Msg
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
-from protocol.messages import Msg
 from tests.handlers.conftest import (
     DELETE_RECORDS,
     FETCH,

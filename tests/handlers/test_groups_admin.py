@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
 from tests.handlers.test_groups_classic import FAST, join_member, sync
 from tests.handlers.test_groups_offsets import commit_body
 from tests.rawclient import RawClient

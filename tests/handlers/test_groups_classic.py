@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from mockbroker.clock import Clock
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
 from mockbroker.state.cluster import Listener
-from protocol.errors import ErrorCode
 from tests.rawclient import RawClient
 
 FIND_COORDINATOR, JOIN, HEARTBEAT, LEAVE, SYNC = 10, 11, 12, 13, 14

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from mockbroker.clock import Clock
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
 from tests.handlers.test_groups_classic import FAST, join_member, sync
 from tests.rawclient import RawClient
 

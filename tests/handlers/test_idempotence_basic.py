@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
 from tests.handlers.conftest import (
     INIT_PRODUCER_ID,
     INT32_MAX,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
 from tests.handlers.conftest import PRODUCE, connect, idempotent_batch, produce, produce_body
 from tests.rawclient import RawClient
 

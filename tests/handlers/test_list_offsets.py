@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
 from tests.handlers.conftest import DELETE_RECORDS, LIST_OFFSETS, list_offsets, make_batch, produce
 from tests.rawclient import RawClient
 

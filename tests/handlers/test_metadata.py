@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
-from protocol.primitives import ZERO_UUID
 from tests.handlers.conftest import METADATA
 from tests.rawclient import RawClient
 

@@ -11,11 +11,11 @@ import uuid
 import pytest
 
 from mockbroker.clock import Clock
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.records.batch import Codec, RecordBatch
+from mockbroker.protocol.records.builder import RecordInput, build_batch, build_control_batch
+from mockbroker.protocol.records.legacy import build_message_set
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
-from protocol.records.batch import Codec, RecordBatch
-from protocol.records.builder import RecordInput, build_batch, build_control_batch
-from protocol.records.legacy import build_message_set
 from tests.handlers.conftest import (
     PRODUCE,
     fetch,

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.messages import Msg
+from mockbroker.protocol.records.batch import ControlType
+from mockbroker.protocol.records.builder import RecordInput, build_batch
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
-from protocol.messages import Msg
-from protocol.records.batch import ControlType
-from protocol.records.builder import RecordInput, build_batch
 from tests.handlers.conftest import (
     API_VERSIONS,
     INIT_PRODUCER_ID,

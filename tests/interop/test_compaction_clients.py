@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from mockbroker import MockBroker
-from protocol.errors import ErrorCode
-from protocol.records.batch import Codec
-from protocol.records.builder import RecordInput, build_batch
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.records.batch import Codec
+from mockbroker.protocol.records.builder import RecordInput, build_batch
 from tests.interop.clients import of_type, run_java
 from tests.rawclient import RawClient
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mockbroker import MockBroker
-from protocol.errors import ErrorCode
+from mockbroker.protocol.errors import ErrorCode
 from tests.interop.clients import of_type, run_java
 
 pytestmark = [pytest.mark.interop, pytest.mark.java]

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.records.builder import build_batch
 from mockbroker.server import MockBroker
-from protocol.errors import ErrorCode
-from protocol.records.builder import build_batch
 from tests.interop.clients import of_type, run_java
 from tests.rawclient import RawClient
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from mockbroker import MockBroker
-from protocol.records.batch import ControlType
+from mockbroker.protocol.records.batch import ControlType
 from tests.interop.clients import of_type, run_java
 
 pytestmark = pytest.mark.interop

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from mockbroker import MockBroker
-from protocol.records.batch import ControlType
+from mockbroker.protocol.records.batch import ControlType
 from tests.interop.clients import of_type, run_java
 from tests.interop.test_txn_clients import PollResult, read_aiokafka, read_confluent, read_java
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mockbroker import MockBroker, dispatch
-from protocol.errors import ErrorCode
-from protocol.records.batch import Codec
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.records.batch import Codec
 from tests.rawclient import RawClient
 
 PARTITIONS = 3

@@ -25,9 +25,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from protocol._generated.specs import MESSAGES
-from protocol.messages import REQUEST, RESPONSE, Msg
-from protocol.primitives import ZERO_UUID
+from mockbroker.protocol._generated.specs import MESSAGES
+from mockbroker.protocol.messages import REQUEST, RESPONSE, Msg
+from mockbroker.protocol.primitives import ZERO_UUID
 
 KINDS = {"request": REQUEST, "response": RESPONSE}
 

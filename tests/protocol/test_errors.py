@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from protocol import errors
-from protocol.errors import (
+from mockbroker.protocol import errors
+from mockbroker.protocol.errors import (
     EXCEPTION_NAMES,
     DecodeError,
     EncodeError,

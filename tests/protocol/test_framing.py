@@ -7,8 +7,8 @@ import tracemalloc
 
 import pytest
 
-from protocol.errors import DecodeError, FrameTooLarge
-from protocol.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, frame
+from mockbroker.protocol.errors import DecodeError, FrameTooLarge
+from mockbroker.protocol.framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, frame
 
 PAYLOADS = [b"", b"a", b"hello", bytes(range(256)) * 3, b"\x00" * 4, b"x" * 70000]
 

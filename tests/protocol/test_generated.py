@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from protocol._generated.specs import MESSAGES, REQUEST_HEADER, RESPONSE_HEADER
-from protocol.messages import REQUEST, RESPONSE, api_keys, api_name, is_flexible, version_range
+from mockbroker.protocol._generated.specs import MESSAGES, REQUEST_HEADER, RESPONSE_HEADER
+from mockbroker.protocol.messages import REQUEST, RESPONSE, api_keys, api_name, is_flexible, version_range
 from tests.protocol.conftest import REPO_ROOT
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from protocol.headers import decode_request_header, encode_request_header
-from protocol.messages import decode_request, encode_request
-from protocol.primitives import Writer
-from protocol.records.batch import RecordBatch, iter_batches
+from mockbroker.protocol.headers import decode_request_header, encode_request_header
+from mockbroker.protocol.messages import decode_request, encode_request
+from mockbroker.protocol.primitives import Writer
+from mockbroker.protocol.records.batch import RecordBatch, iter_batches
 
 FRAMES = Path(__file__).resolve().parents[1] / "data" / "frames"
 CASES = sorted(FRAMES.glob("*/*.bin"))

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.errors import DecodeError, ProtocolError, UnsupportedVersion
-from protocol.headers import (
+from mockbroker.protocol.errors import DecodeError, ProtocolError, UnsupportedVersion
+from mockbroker.protocol.headers import (
     RequestHeader,
     decode_request_header,
     decode_response_header,
@@ -17,7 +17,7 @@ from protocol.headers import (
     request_header_version,
     response_header_version,
 )
-from protocol.primitives import Writer
+from mockbroker.protocol.primitives import Writer
 
 
 def round_trip(header: RequestHeader, body: bytes = b"BODY") -> tuple[bytes, RequestHeader, bytes]:

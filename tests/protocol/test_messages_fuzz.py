@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from protocol.errors import DecodeError, ProtocolError
-from protocol.messages import decode_request, decode_response, encode_request, encode_response
+from mockbroker.protocol.errors import DecodeError, ProtocolError
+from mockbroker.protocol.messages import decode_request, decode_response, encode_request, encode_response
 from tests.protocol.strategies import all_combos, random_message
 
 COMBOS = all_combos()
@@ -138,7 +138,7 @@ def test_decode_error_names_the_field_and_offset() -> None:
 
 
 def test_bytes_after_a_complete_body_are_left_to_the_caller() -> None:
-    from protocol.primitives import Reader
+    from mockbroker.protocol.primitives import Reader
 
     body = encode_request(12, 0, {"group_id": "g", "generation_id": 1, "member_id": "m"}).getvalue()
     r = Reader(body + b"\x00\x01")

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.messages import decode_request, decode_response, encode_request, encode_response
+from mockbroker.protocol.messages import decode_request, decode_response, encode_request, encode_response
 from tests.protocol.conftest import SHARED
 from tests.protocol.strategies import all_combos, combo_id, message_strategy, normalise
 

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from protocol.headers import RequestHeader, decode_request_header, encode_request_header
-from protocol.messages import (
+from mockbroker.protocol.headers import RequestHeader, decode_request_header, encode_request_header
+from mockbroker.protocol.messages import (
     StructCodec,
     decode_request,
     decode_response,
     encode_request,
     encode_response,
 )
-from protocol.primitives import Reader, Writer
+from mockbroker.protocol.primitives import Reader, Writer
 from tests.protocol.strategies import combo_id, normalise, random_message
 
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.errors import DecodeError
-from protocol.messages import decode_request
-from protocol.primitives import (
+from mockbroker.protocol.errors import DecodeError
+from mockbroker.protocol.messages import decode_request
+from mockbroker.protocol.primitives import (
     ZERO_COPY_THRESHOLD,
     Reader,
     Writer,

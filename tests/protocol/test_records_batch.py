@@ -18,9 +18,9 @@ from kafka.record.default_records import DefaultRecordBatch as KpBatch
 from kafka.record.default_records import DefaultRecordBatchBuilder as KpBuilder
 from kafka.record.memory_records import MemoryRecords as KpMemoryRecords
 
-from protocol.errors import DecodeError
-from protocol.records import compression
-from protocol.records.batch import (
+from mockbroker.protocol.errors import DecodeError
+from mockbroker.protocol.records import compression
+from mockbroker.protocol.records.batch import (
     ATTRIBUTES,
     BASE_OFFSET,
     BASE_SEQUENCE,
@@ -46,7 +46,7 @@ from protocol.records.batch import (
     iter_batches,
     magic_of,
 )
-from protocol.records.builder import RecordInput, build_batch, build_control_batch
+from mockbroker.protocol.records.builder import RecordInput, build_batch, build_control_batch
 
 ALL_CODECS = list(Codec)
 

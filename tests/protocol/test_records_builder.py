@@ -7,8 +7,8 @@ import pytest
 from aiokafka.record.default_records import DefaultRecordBatch as AioBatch
 from kafka.record.default_records import DefaultRecordBatch as KpBatch
 
-from protocol.records import compression
-from protocol.records.batch import (
+from mockbroker.protocol.records import compression
+from mockbroker.protocol.records.batch import (
     HEADER,
     RECORD_BATCH_OVERHEAD,
     RECORDS,
@@ -17,7 +17,7 @@ from protocol.records.batch import (
     Record,
     RecordBatch,
 )
-from protocol.records.builder import (
+from mockbroker.protocol.records.builder import (
     RecordInput,
     build_batch,
     build_control_batch,

@@ -16,9 +16,9 @@ import zstandard
 from aiokafka import codec as aio_codec
 from kafka import codec as kp_codec
 
-from protocol.errors import DecodeError, EncodeError
-from protocol.records.batch import Codec
-from protocol.records.compression import (
+from mockbroker.protocol.errors import DecodeError, EncodeError
+from mockbroker.protocol.records.batch import Codec
+from mockbroker.protocol.records.compression import (
     XERIAL_MAGIC,
     compress,
     decompress,

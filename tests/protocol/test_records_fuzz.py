@@ -19,11 +19,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch as KpBatch
 
-from protocol.errors import ProtocolError
-from protocol.records import compression
-from protocol.records.batch import RECORDS, Codec, CorruptRecordError, RecordBatch, iter_batches
-from protocol.records.builder import RecordInput, build_batch, build_control_batch, rebuild_batch
-from protocol.records.legacy import build_message_set, convert_from_v2, convert_to_v2, parse_message_set
+from mockbroker.protocol.errors import ProtocolError
+from mockbroker.protocol.records import compression
+from mockbroker.protocol.records.batch import RECORDS, Codec, CorruptRecordError, RecordBatch, iter_batches
+from mockbroker.protocol.records.builder import RecordInput, build_batch, build_control_batch, rebuild_batch
+from mockbroker.protocol.records.legacy import (
+    build_message_set,
+    convert_from_v2,
+    convert_to_v2,
+    parse_message_set,
+)
 
 SEED = 20240612
 MAX_SIZE = 1 << 20  # decompression limit in these tests: keeps each case fast

@@ -13,11 +13,11 @@ from kafka import codec as kp_codec
 from kafka.record.legacy_records import LegacyRecordBatchBuilder as KpLegacyBuilder
 from kafka.record.memory_records import MemoryRecords as KpMemoryRecords
 
-from protocol.errors import DecodeError, EncodeError
-from protocol.records.batch import Codec, CorruptRecordError, RecordBatch, iter_batches
-from protocol.records.builder import RecordInput, build_batch, build_control_batch
-from protocol.records.compression import xxh32
-from protocol.records.legacy import (
+from mockbroker.protocol.errors import DecodeError, EncodeError
+from mockbroker.protocol.records.batch import Codec, CorruptRecordError, RecordBatch, iter_batches
+from mockbroker.protocol.records.builder import RecordInput, build_batch, build_control_batch
+from mockbroker.protocol.records.compression import xxh32
+from mockbroker.protocol.records.legacy import (
     LegacyMessage,
     build_message_set,
     convert_from_v2,

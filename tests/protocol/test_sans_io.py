@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import protocol
+from mockbroker import protocol
 from tests.protocol.conftest import REPO_ROOT
 
 FORBIDDEN = {"asyncio", "socket", "_asyncio", "_socket"}
@@ -36,7 +36,8 @@ print(json.dumps({"baseline": baseline, "after": sorted(sys.modules)}))
 
 
 def protocol_modules() -> list[str]:
-    return ["protocol", *(info.name for info in pkgutil.walk_packages(protocol.__path__, "protocol."))]
+    return ["mockbroker.protocol",
+            *(info.name for info in pkgutil.walk_packages(protocol.__path__, "mockbroker.protocol."))]
 
 
 def imported_names(path: Path) -> list[tuple[str, int]]:
@@ -52,7 +53,7 @@ def imported_names(path: Path) -> list[tuple[str, int]]:
 
 def third_party_imports() -> list[str]:
     tops = {name.split(".")[0] for path in SOURCES for name, _line in imported_names(path)}
-    return sorted(t for t in tops if t != "protocol" and t not in sys.stdlib_module_names)
+    return sorted(t for t in tops if t not in ("mockbroker", "protocol") and t not in sys.stdlib_module_names)
 
 
 def probe(third_party: list[str], names: list[str]) -> tuple[set[str], set[str]]:
@@ -64,8 +65,8 @@ def probe(third_party: list[str], names: list[str]) -> tuple[set[str], set[str]]
 
 def test_importing_every_protocol_module_leaves_asyncio_and_socket_out() -> None:
     names = protocol_modules()
-    expected = {"protocol", "protocol.primitives", "protocol.errors", "protocol.messages", "protocol.headers",
-                "protocol.framing", "protocol._generated.specs", "protocol._generated.error_codes"}
+    expected = {f"mockbroker.protocol{name}" for name in ("", ".primitives", ".errors", ".messages", ".headers",
+                                                          ".framing", "._generated.specs", "._generated.error_codes")}
     assert expected <= set(names)
     baseline, after = probe(third_party_imports(), names)
     assert set(names) <= after
@@ -74,8 +75,7 @@ def test_importing_every_protocol_module_leaves_asyncio_and_socket_out() -> None
 
 
 def test_the_codec_core_imports_nothing_but_the_standard_library() -> None:
-    core = ["protocol.primitives", "protocol.errors", "protocol.messages", "protocol.headers",
-            "protocol.framing"]
+    core = [f"mockbroker.protocol.{name}" for name in ("primitives", "errors", "messages", "headers", "framing")]
     _baseline, after = probe([], core)
     assert not FORBIDDEN & after
 
@@ -90,5 +90,5 @@ def test_no_protocol_source_imports_asyncio_or_socket() -> None:
 
 
 def test_the_probe_would_notice_a_socket_import() -> None:
-    baseline, after = probe([], ["protocol", "socket"])
+    baseline, after = probe([], ["mockbroker.protocol", "socket"])
     assert "socket" in after - baseline

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from mockbroker.clock import Clock
+from mockbroker.protocol.messages import Msg
 from mockbroker.scheduler import Scheduler
 from mockbroker.state.cluster import Cluster
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.groups import GroupCoordinator
-from protocol.messages import Msg
 
 START_MS = 1_700_000_000_000
 RANGE = [("range", b"range-meta")]

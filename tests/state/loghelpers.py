@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from mockbroker.inspection import BatchInfo, batch_info
+from mockbroker.protocol.records.batch import Codec, ControlType, RecordBatch
+from mockbroker.protocol.records.builder import RecordInput, build_batch, build_control_batch
 from mockbroker.state.cluster import Cluster, Topic
 from mockbroker.state.log import PartitionLog, StoredBatch
-from protocol.records.batch import Codec, ControlType, RecordBatch
-from protocol.records.builder import RecordInput, build_batch, build_control_batch
 
 T0 = 1_700_000_000_000  # a broker clock reading the tests start from (ms)
 DAY_MS = 86_400_000

@@ -8,6 +8,9 @@ import time
 import pytest
 
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.records.batch import RECORD_BATCH_OVERHEAD, Codec, ControlType, RecordBatch
+from mockbroker.protocol.records.builder import RecordInput, build_batch
 from mockbroker.state.cleaner import (
     AbortedTxn,
     aborted_transactions,
@@ -18,9 +21,6 @@ from mockbroker.state.cleaner import (
 )
 from mockbroker.state.producers import ProducerStateTable
 from mockbroker.state.validation import BatchRejected, validate_batch
-from protocol.errors import ErrorCode
-from protocol.records.batch import RECORD_BATCH_OVERHEAD, Codec, ControlType, RecordBatch
-from protocol.records.builder import RecordInput, build_batch
 from tests.state.loghelpers import T0, all_valid, append, compacted_log, infos, kv, marker, offsets
 
 # -- what a pass keeps ----------------------------------------------------------------------------

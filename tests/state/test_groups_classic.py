@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.primitives import Writer
 from mockbroker.state.group_states import (
     CLASSIC_TRANSITIONS,
     ClassicEvent,
@@ -13,8 +15,6 @@ from mockbroker.state.group_states import (
     next_state,
 )
 from mockbroker.state.groups import ClassicGroup, parse_subscription_topics
-from protocol.errors import ErrorCode
-from protocol.primitives import Writer
 from tests.state.groups_env import GroupEnv
 
 E = ErrorCode

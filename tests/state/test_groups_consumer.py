@@ -6,6 +6,8 @@ import uuid
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.messages import Msg
 from mockbroker.state.consumer_groups import (
     AssignMember,
     ConsumerGroup,
@@ -15,8 +17,6 @@ from mockbroker.state.consumer_groups import (
     uniform_assign,
 )
 from mockbroker.state.group_states import ConsumerState, MemberState, consumer_group_state
-from protocol.errors import ErrorCode
-from protocol.messages import Msg
 from tests.state.groups_env import GroupEnv, owned, parts
 from tests.state.test_groups_offsets import commit
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.state.groups import ClassicGroup
 from mockbroker.state.offsets import CommittedOffset, OffsetStore
-from protocol.errors import ErrorCode
 from tests.state.groups_env import GroupEnv
 from tests.state.test_groups_classic import subscription
 

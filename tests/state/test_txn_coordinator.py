@@ -11,6 +11,8 @@ import pytest
 
 from mockbroker.clock import Clock
 from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.protocol.records.batch import ControlType, RecordBatch
+from mockbroker.protocol.records.builder import RecordInput, build_batch
 from mockbroker.scheduler import Scheduler
 from mockbroker.state.appender import Appender
 from mockbroker.state.cluster import Cluster, Partition
@@ -23,8 +25,6 @@ from mockbroker.state.txn import (
     java_string_hash,
     offsets_partition_for,
 )
-from protocol.records.batch import ControlType, RecordBatch
-from protocol.records.builder import RecordInput, build_batch
 
 T0 = 1_700_000_000_000
 TIMEOUT = 60_000
