@@ -14,6 +14,9 @@ What gets an error code and what closes the connection (decided here, in one pla
 - an exception inside a handler (a bug of ours): logged with its traceback, connection closed; the
   broker keeps serving every other connection.
 
+Requests are received straight into their frames' buffers (asyncio.BufferedProtocol and the frame
+decoder's get_buffer / buffer_updated), so a large Produce request is copied once, by the kernel.
+
 Back-pressure: answers go out through a queue of chunks (views of stored batches, never copied or
 joined) that is handed to the transport only while its write buffer is under WRITE_BUFFER_HIGH. Above
 it, the connection stops reading and handling requests until the buffer drains (pause_writing /
@@ -73,7 +76,7 @@ class RequestContext:
         return self.listener.node_id
 
 
-class Connection(asyncio.Protocol):
+class Connection(asyncio.BufferedProtocol):
     def __init__(self, broker: MockBroker, listener: Listener) -> None:
         self.broker = broker
         self.listener = listener
@@ -111,12 +114,12 @@ class Connection(asyncio.Protocol):
         if self.ctx is not None:
             self.broker.on_connection_closed(self.ctx)
 
-    def data_received(self, data: bytes) -> None:
-        try:
-            self.decoder.feed(data)
-        except ProtocolError as exc:
-            self._close(f"bad frame: {exc}")
-            return
+    def get_buffer(self, sizehint: int) -> memoryview:
+        """Received bytes go straight into the frame decoder's buffers (a large frame into its own)."""
+        return self.decoder.get_buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.decoder.buffer_updated(nbytes)
         self._process()
 
     def pause_writing(self) -> None:

@@ -124,3 +124,49 @@ def test_a_frame_just_under_the_limit_waits_for_its_body_without_allocating_it()
     finally:
         tracemalloc.stop()
     assert peak < 64 * 1024
+
+
+def receive(decoder: FrameDecoder, stream: bytes, chunk: int) -> list[bytes]:
+    """Feed a stream the way asyncio.BufferedProtocol does: into get_buffer(), at most chunk bytes a time."""
+    frames: list[bytes] = []
+    pos = 0
+    while pos < len(stream):
+        buf = decoder.get_buffer()
+        assert buf.nbytes > 0
+        n = min(buf.nbytes, chunk, len(stream) - pos)
+        buf[:n] = stream[pos : pos + n]
+        del buf
+        decoder.buffer_updated(n)
+        pos += n
+        frames.extend(bytes(f) for f in drain(decoder))
+    return frames
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096, 65536, 1 << 20])
+def test_frames_received_in_place_match_the_stream(chunk: int) -> None:
+    rng = random.Random(chunk)
+    payloads = [rng.randbytes(rng.choice([0, 1, 100, 70_000, 1_100_000])) for _ in range(12)]
+    assert receive(FrameDecoder(), framed(payloads), chunk) == payloads
+
+
+def test_a_large_frame_is_received_into_its_own_buffer() -> None:
+    decoder = FrameDecoder()
+    payload = bytes(range(256)) * 1024  # 256 KiB: over the staging buffer
+    decoder.feed(framed([payload])[:100])  # the prefix and the first 96 bytes, through the staging buffer
+    buf = decoder.get_buffer()
+    assert buf.nbytes == len(payload) - 96  # the rest of this frame, and nothing of the next
+    buf[:] = payload[96:]
+    target = buf.obj
+    del buf
+    decoder.buffer_updated(len(payload) - 96)
+    frame = decoder.next_frame()
+    assert frame is target and frame == payload  # the bytes landed where the frame is: no copy after receipt
+
+
+def test_a_frame_over_a_mebibyte_grows_its_buffer_as_bytes_arrive() -> None:
+    decoder = FrameDecoder()
+    size = 8 * 1024 * 1024
+    decoder.feed(size.to_bytes(4, "big"))
+    assert decoder.get_buffer().nbytes == FrameDecoder.FIRST_CHUNK
+    decoder.feed(bytes(FrameDecoder.FIRST_CHUNK))
+    assert decoder.get_buffer().nbytes == 3 * FrameDecoder.FIRST_CHUNK  # grown fourfold, not to 8 MiB
