@@ -150,3 +150,10 @@ def test_no_hand_written_module_is_over_the_line_limit() -> None:
         if lines > MAX_LINES and module not in KNOWN_LONG_MODULES:
             long.append(f"{module}: {lines} lines")
     assert long == [], f"modules over {MAX_LINES} lines (split them by idea): {long}"
+
+
+def test_the_protocol_package_imports_nothing_of_the_broker() -> None:
+    graph = import_graph()
+    outside = {f"{m} -> {t}" for m, targets in graph.items() if m.startswith("mockbroker.protocol")
+               for t in targets if not t.startswith("mockbroker.protocol")}
+    assert outside == set()
