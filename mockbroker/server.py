@@ -7,6 +7,10 @@
 
 All broker state is owned by one event loop. Called from another thread (run_in_thread), the public
 methods hop onto the broker's loop and wait for the answer, so tests never race the broker.
+
+The broker is the cluster-wide model (state/cluster.py) plus one node (mockbroker/node.py: its
+coordinators, fetch sessions and view of leadership) in `nodes`; each listener belongs to a node, and
+each connection it accepts serves requests as that node (`ctx.node`).
 """
 
 from __future__ import annotations
