@@ -2,7 +2,7 @@
 
 Like Kafka's broker, a connection processes one request at a time: while a handler waits (a long-poll
 Fetch), the following requests of that connection wait behind it, so answers always go out in request
-order. Pipelined requests whose handlers answer at once are processed straight from data_received,
+order. Pipelined requests whose handlers answer at once are processed straight from buffer_updated,
 with no task switch.
 
 What gets an error code and what closes the connection (decided here, in one place):
@@ -31,10 +31,10 @@ import inspect
 import itertools
 import logging
 import socket
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mockbroker import dispatch
+from mockbroker.context import RequestContext
 from mockbroker.protocol import headers as hdr
 from mockbroker.protocol.errors import ProtocolError
 from mockbroker.protocol.framing import FrameDecoder
@@ -42,8 +42,11 @@ from mockbroker.protocol.messages import decode_request, encode_response
 from mockbroker.protocol.primitives import Writer
 
 if TYPE_CHECKING:
-    from mockbroker.server import MockBroker
-    from mockbroker.state.cluster import Listener
+    from mockbroker.clock import Clock
+    from mockbroker.faults import Faults
+    from mockbroker.node import BrokerNode
+    from mockbroker.scheduler import Scheduler
+    from mockbroker.state.cluster import Cluster, Listener
 
 log = logging.getLogger("mockbroker.connection")
 
@@ -56,30 +59,30 @@ MAX_BUFFERED_WHILE_BUSY = 4 * 1024 * 1024
 WRITE_BUFFER_HIGH = 1024 * 1024
 
 
-@dataclass
-class RequestContext:
-    """What a handler knows about where a request came from."""
+class ConnectionHost(Protocol):
+    """What a connection uses of the broker that accepted it (mockbroker.server.MockBroker, which imports
+    this module: the server depends on its connections, never the other way round)."""
 
-    broker: MockBroker
-    listener: Listener
-    connection_id: int
-    client_host: str
-    client_port: int
-    extra: dict[str, Any] = field(default_factory=dict)
+    cluster: Cluster
+    clock: Clock
+    scheduler: Scheduler
+    nodes: dict[int, BrokerNode]
+    faults: Faults
+    capture: list[bytes] | None  # every request frame, raw, when a list
+    _connections: set[Connection]
 
-    @property
-    def cluster(self) -> Any:
-        return self.broker.cluster
+    def record_request(self, ctx: RequestContext, header: hdr.RequestHeader) -> None: ...
 
-    @property
-    def node_id(self) -> int:
-        return self.listener.node_id
+    def on_connection_closed(self, ctx: RequestContext) -> None: ...
 
 
 class Connection(asyncio.BufferedProtocol):
-    def __init__(self, broker: MockBroker, listener: Listener) -> None:
+    """A connection accepted by `listener`, bound to the node the listener belongs to."""
+
+    def __init__(self, broker: ConnectionHost, listener: Listener) -> None:
         self.broker = broker
         self.listener = listener
+        self.node = broker.nodes[listener.node_id]
         self.decoder = FrameDecoder(int(broker.cluster.config.get("socket.request.max.bytes")))
         self.transport: asyncio.Transport | None = None
         self.ctx: RequestContext | None = None
@@ -103,7 +106,7 @@ class Connection(asyncio.BufferedProtocol):
             except OSError:
                 pass
         peer = transport.get_extra_info("peername") or ("?", 0)
-        self.ctx = RequestContext(self.broker, self.listener, next(_ids), str(peer[0]), int(peer[1]))
+        self.ctx = RequestContext(self.node, self.listener, next(_ids), str(peer[0]), int(peer[1]))
         self.broker._connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -188,7 +191,7 @@ class Connection(asyncio.BufferedProtocol):
         try:
             fault = self.broker.faults.take(header, request, self._topic_name) if self.broker.faults.active else None
             if fault is not None:
-                result = fault.apply(self, self.ctx, header, request, spec.fn)
+                result = fault.apply(self._close, self.ctx, header, request, spec.fn)
             else:
                 result = spec.fn(self.ctx, header, request)
         except Exception:

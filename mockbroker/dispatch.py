@@ -17,7 +17,7 @@ from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg, api_name
 
 if TYPE_CHECKING:
-    from mockbroker.connection import RequestContext
+    from mockbroker.context import RequestContext
 
 class CloseConnection:
     """Returned by a handler that wants no answer sent and the connection closed (as Kafka closes an

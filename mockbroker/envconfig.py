@@ -4,17 +4,17 @@
 variables, and optionally the `mockbroker` command's flags, and returns a `BrokerSettings`, or raises
 `ConfigError` with one message naming the variables at fault. The CLI turns that error into exit code 2.
 
-Spellings read (so that compose files written for Kafka images work unchanged):
-- apache/kafka and confluentinc/cp-kafka: `KAFKA_<SETTING>`, with Confluent's rule: after the prefix,
-  `___` is `-`, `__` is `_`, `_` is `.`, lower case (KAFKA_LOG_RETENTION_MS -> log.retention.ms).
-  CLUSTER_ID is the KRaft cluster id.
-- bitnami/kafka: `KAFKA_CFG_<SETTING>`, same rule; KAFKA_KRAFT_CLUSTER_ID.
-- wurstmeister/kafka: KAFKA_CREATE_TOPICS="name:partitions:replicas[:cleanup.policy],..." (separator
-  KAFKA_CREATE_TOPICS_SEPARATOR, default ","), KAFKA_ADVERTISED_HOST_NAME / KAFKA_ADVERTISED_PORT /
-  KAFKA_PORT / KAFKA_HOST_NAME (pre-listener settings, used only when no listeners are given).
-- mockbroker's own: MOCKBROKER_TOPICS="name[:partitions],...", MOCKBROKER_HOST / MOCKBROKER_PORT (the
-  default listener when none is configured), MOCKBROKER_HTTP_PORT / MOCKBROKER_HTTP_HOST (the control
-  endpoint), MOCKBROKER_LOG_LEVEL.
+The whole mapping is one table, ENVIRONMENT below: each row is a variable in the spelling of the
+apache/kafka and confluentinc/cp-kafka images, its bitnami/kafka spelling, the setting it gives, and
+the parser that checks its value. Every variable of the Kafka images that the table does not name
+follows Confluent's rule: `KAFKA_<NAME>` (and bitnami's `KAFKA_CFG_<NAME>`) is the broker setting
+<name>, where after the prefix `___` is `-`, `__` is `_`, `_` is `.`, lower case
+(KAFKA_LOG_RETENTION_MS -> log.retention.ms). Those are passed to MockBroker(config=...): the values of
+the settings mockbroker models are checked with their own parsers (state/configs.py; a bad value is an
+error); names it does not model are kept (DescribeConfigs shows them) and listed in `unknown` (the CLI
+logs them in one WARNING line), except well-known settings that cannot matter to a single in-memory
+node (replication factors, log.dirs, thread counts, ZooKeeper, JMX, TLS/SASL settings), listed in
+`ignored`. Image plumbing (JVM options, log4j, the images' own scripts) is accepted silently.
 
 Listeners, as Kafka names them:
 - listeners: NAME://HOST:PORT,...  Each one is bound (HOST empty: 0.0.0.0, every interface) except
@@ -27,20 +27,16 @@ Listeners, as Kafka names them:
 - listener.security.protocol.map: NAME:PROTOCOL,...  Only PLAINTEXT is served: a bound listener mapped
   to SSL or SASL_* is an error. Unset, names map to themselves (PLAINTEXT, SSL, SASL_PLAINTEXT,
   SASL_SSL) and controller listeners to PLAINTEXT, as in Kafka; a name with no protocol is an error.
+- wurstmeister's pre-listener settings (port, host.name, advertised.host.name, advertised.port) and
+  mockbroker's MOCKBROKER_HOST / MOCKBROKER_PORT make the one PLAINTEXT listener when no listeners are
+  given.
 - inter.broker.listener.name (must name a bound listener), security.inter.broker.protocol,
   controller.quorum.voters, controller.quorum.bootstrap.servers, process.roles (must include broker):
   accepted, no effect.
 
-Everything else is a broker setting, passed to MockBroker(config=...): values of the settings mockbroker
-models are checked (a bad value is an error); names it does not model are kept (DescribeConfigs shows
-them) and listed in `unknown` (the CLI logs them in one WARNING line), except well-known settings that
-cannot matter to a single in-memory node (replication factors, log.dirs, thread counts, ZooKeeper,
-JMX, TLS/SASL settings), listed in `ignored`. log.retention.hours / .minutes, log.roll.hours and
-log.roll.jitter.hours are converted to their .ms settings when those are not set (Kafka's precedence).
-
-Conflicts are errors: KAFKA_X and KAFKA_CFG_X with different values, node.id and broker.id different,
-CLUSTER_ID / KAFKA_CLUSTER_ID / KAFKA_KRAFT_CLUSTER_ID different, an advertised listener name with no
-listener, the same topic asked for twice with different partition counts.
+Conflicts are errors: two spellings of one setting with different values (KAFKA_X and KAFKA_CFG_X,
+CLUSTER_ID and KAFKA_KRAFT_CLUSTER_ID), node.id and broker.id different, an advertised listener name with
+no listener, the same topic asked for twice with different partition counts.
 
 Command-line flags win over the environment, setting by setting (--node-id over KAFKA_NODE_ID and
 KAFKA_BROKER_ID, --listener over KAFKA_LISTENERS, --host/--port over every listener setting).
@@ -48,26 +44,45 @@ KAFKA_BROKER_ID, --listener over KAFKA_LISTENERS, --host/--port over every liste
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockbroker.envparsers import (
+    SECURITY_PROTOCOLS,
+    ConfigError,
+    Parser,
+    Setting,
+    TopicSpec,
+    accepted,
+    advertised_listeners,
+    bound_listeners,
+    integer,
+    log_level,
+    mockbroker_topics,
+    names,
+    parse_protocol_map,
+    parse_topics,
+    roles,
+    separator,
+    text,
+)
 from mockbroker.errors import KafkaError
-from mockbroker.state.cluster import Listener, validate_topic_name
+from mockbroker.state.cluster import Listener
 from mockbroker.state.configs import BROKER_CONFIGS, parse_value
 
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+__all__ = ["BrokerSettings", "ConfigError", "ENVIRONMENT", "EnvVar", "Flags", "ListenerSpec", "Setting", "TopicSpec",
+           "build_settings", "describe", "env_to_setting"]
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9092
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 # Image plumbing, not broker settings: accepted silently (JVM, logging, image scripts, image-level
 # TLS/SASL users of bitnami, KRaft storage formatting).
 PLUMBING_VARS = frozenset({
     "KAFKA_HEAP_OPTS", "KAFKA_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_DEBUG",
     "KAFKA_VERSION", "KAFKA_HOME", "KAFKA_ENABLE_KRAFT", "KAFKA_TOOLS_LOG4J_LOGLEVEL",
-    "KAFKA_CREATE_TOPICS_SEPARATOR", "KAFKA_MOUNTED_CONF_DIR", "KAFKA_CONF_FILE", "KAFKA_CONF_DIR",
+    "KAFKA_MOUNTED_CONF_DIR", "KAFKA_CONF_FILE", "KAFKA_CONF_DIR",
     "KAFKA_BASE_DIR", "KAFKA_VOLUME_DIR", "KAFKA_DATA_DIR", "KAFKA_DAEMON_USER", "KAFKA_DAEMON_GROUP",
     "KAFKA_INITSCRIPTS_DIR", "KAFKA_PID_FILE", "KAFKA_SKIP_KRAFT_STORAGE_INIT", "KAFKA_INITIAL_CONTROLLERS",
     "KAFKA_INTER_BROKER_USER", "KAFKA_INTER_BROKER_PASSWORD", "KAFKA_CONTROLLER_USER",
@@ -94,34 +109,15 @@ IGNORED_SETTINGS = frozenset({
 })
 IGNORED_PREFIXES = ("confluent.", "zookeeper.", "ssl.", "sasl.", "metadata.log.", "replica.", "leader.imbalance.",
                     "metrics.", "kafka.metrics.")
-# Settings read here to build the listeners and the node, not passed on as broker settings.
+# Settings that simple flags (--host/--port/--advertised-host/--advertised-port) replace.
 LISTENER_KEYS = ("listeners", "advertised.listeners", "port", "host.name", "advertised.host.name",
                  "advertised.port")
-CONSUMED = frozenset({
-    *LISTENER_KEYS, "listener.security.protocol.map", "inter.broker.listener.name",
-    "security.inter.broker.protocol", "controller.listener.names", "controller.quorum.voters",
-    "controller.quorum.bootstrap.servers", "process.roles", "node.id", "broker.id", "cluster.id",
-    "broker.rack",
-})
-# Kafka's coarser spellings of a .ms setting: used when the .ms setting is not given.
+# Kafka's coarser spellings of a .ms setting: used when the .ms setting is not given (first found wins).
 TIME_SYNONYMS = {
     "log.retention.ms": (("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)),
     "log.roll.ms": (("log.roll.hours", 3_600_000),),
     "log.roll.jitter.ms": (("log.roll.jitter.hours", 3_600_000),),
 }
-_TIME_COARSE = frozenset(name for pairs in TIME_SYNONYMS.values() for name, _ in pairs)
-
-_LISTENER_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+)://(?P<host>\[[^\]]*\]|[^:/\[\]]*):(?P<port>[0-9]+)$")
-
-
-class ConfigError(ValueError):
-    """A configuration the broker cannot start with; the message says which variables and why."""
-
-
-@dataclass(frozen=True)
-class Setting:
-    value: str
-    origin: str  # the environment variable or flag it came from, for messages
 
 
 @dataclass(frozen=True)
@@ -145,15 +141,6 @@ class ListenerSpec:
         if self.host == "::":
             return "::1"
         return self.host
-
-
-@dataclass(frozen=True)
-class TopicSpec:
-    name: str
-    partitions: int = -1  # -1: num.partitions
-    replication_factor: int = -1
-    config: tuple[tuple[str, str], ...] = ()
-    origin: str = ""
 
 
 @dataclass
@@ -211,7 +198,74 @@ class BrokerSettings:
 
 
 # ------------------------------------------------------------------------------------------------
-# spelling
+# the table
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    kafka: str  # apache/kafka and cp-kafka spelling (or the variable's only name)
+    bitnami: str | None  # bitnami/kafka spelling
+    setting: str  # the Kafka setting it gives (or mockbroker's own, mockbroker.*)
+    parse: Parser
+    blank_is_unset: bool = False  # an empty value counts as not given (else it is a value, checked)
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        return (self.kafka,) if self.bitnami is None else (self.kafka, self.bitnami)
+
+
+# Every variable mockbroker reads itself. Each of them is also what the rest of the code reads: the
+# settings below are never passed on as broker config.
+ENVIRONMENT: tuple[EnvVar, ...] = (
+    # Kafka images                           bitnami/kafka                              setting                   parser
+    # -- the node and its cluster
+    EnvVar("KAFKA_NODE_ID",                  "KAFKA_CFG_NODE_ID",                       "node.id",                integer("node.id")),
+    EnvVar("KAFKA_BROKER_ID",                "KAFKA_CFG_BROKER_ID",                     "broker.id",              integer("broker.id")),
+    EnvVar("CLUSTER_ID",                     "KAFKA_KRAFT_CLUSTER_ID",                  "cluster.id",             text, True),
+    EnvVar("KAFKA_CLUSTER_ID",               "KAFKA_CFG_CLUSTER_ID",                    "cluster.id",             text, True),
+    EnvVar("KAFKA_BROKER_RACK",              "KAFKA_CFG_BROKER_RACK",                   "broker.rack",            text, True),
+    EnvVar("KAFKA_PROCESS_ROLES",            "KAFKA_CFG_PROCESS_ROLES",                 "process.roles",          roles),
+    # -- listeners
+    EnvVar("KAFKA_LISTENERS",                "KAFKA_CFG_LISTENERS",                     "listeners",              bound_listeners),
+    EnvVar("KAFKA_ADVERTISED_LISTENERS",     "KAFKA_CFG_ADVERTISED_LISTENERS",          "advertised.listeners",   advertised_listeners),
+    EnvVar("KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "KAFKA_CFG_LISTENER_SECURITY_PROTOCOL_MAP",
+           "listener.security.protocol.map", parse_protocol_map),
+    EnvVar("KAFKA_CONTROLLER_LISTENER_NAMES", "KAFKA_CFG_CONTROLLER_LISTENER_NAMES",    "controller.listener.names", names),
+    EnvVar("KAFKA_INTER_BROKER_LISTENER_NAME", "KAFKA_CFG_INTER_BROKER_LISTENER_NAME",  "inter.broker.listener.name", text),
+    EnvVar("KAFKA_SECURITY_INTER_BROKER_PROTOCOL", "KAFKA_CFG_SECURITY_INTER_BROKER_PROTOCOL",
+           "security.inter.broker.protocol", accepted),
+    EnvVar("KAFKA_CONTROLLER_QUORUM_VOTERS", "KAFKA_CFG_CONTROLLER_QUORUM_VOTERS",      "controller.quorum.voters", accepted),
+    EnvVar("KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS", "KAFKA_CFG_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS",
+           "controller.quorum.bootstrap.servers", accepted),
+    # -- wurstmeister's pre-listener settings: the one listener when no listeners are given
+    EnvVar("KAFKA_PORT",                     "KAFKA_CFG_PORT",                          "port",                   integer("the port", 0, 65535)),
+    EnvVar("KAFKA_HOST_NAME",                "KAFKA_CFG_HOST_NAME",                     "host.name",              text),
+    EnvVar("KAFKA_ADVERTISED_HOST_NAME",     "KAFKA_CFG_ADVERTISED_HOST_NAME",          "advertised.host.name",   text),
+    EnvVar("KAFKA_ADVERTISED_PORT",          "KAFKA_CFG_ADVERTISED_PORT",               "advertised.port",        integer("the advertised port", 1, 65535)),
+    # -- Kafka's coarser spellings of .ms settings (TIME_SYNONYMS: used when the .ms setting is not given)
+    EnvVar("KAFKA_LOG_RETENTION_MINUTES",    "KAFKA_CFG_LOG_RETENTION_MINUTES",         "log.retention.minutes",  integer("log.retention.minutes")),
+    EnvVar("KAFKA_LOG_RETENTION_HOURS",      "KAFKA_CFG_LOG_RETENTION_HOURS",           "log.retention.hours",    integer("log.retention.hours")),
+    EnvVar("KAFKA_LOG_ROLL_HOURS",           "KAFKA_CFG_LOG_ROLL_HOURS",                "log.roll.hours",         integer("log.roll.hours")),
+    EnvVar("KAFKA_LOG_ROLL_JITTER_HOURS",    "KAFKA_CFG_LOG_ROLL_JITTER_HOURS",         "log.roll.jitter.hours",  integer("log.roll.jitter.hours")),
+    # -- topics made at start (wurstmeister: name:partitions:replicas[:cleanup.policy]; mockbroker: name[:partitions])
+    EnvVar("KAFKA_CREATE_TOPICS",            None,                                      "create.topics",          text, True),
+    EnvVar("KAFKA_CREATE_TOPICS_SEPARATOR",  None,                                      "create.topics.separator", separator, True),
+    EnvVar("MOCKBROKER_TOPICS",              None,                                      "mockbroker.topics",      mockbroker_topics, True),
+    # -- mockbroker's own: the default listener, the HTTP control endpoint, logging
+    EnvVar("MOCKBROKER_HOST",                None,                                      "mockbroker.host",        text, True),
+    EnvVar("MOCKBROKER_PORT",                None,                                      "mockbroker.port",        integer("the port", 0, 65535), True),
+    EnvVar("MOCKBROKER_HTTP_HOST",           None,                                      "mockbroker.http.host",   text, True),
+    EnvVar("MOCKBROKER_HTTP_PORT",           None,                                      "mockbroker.http.port",   integer("the HTTP port", 0, 65535), True),
+    EnvVar("MOCKBROKER_LOG_LEVEL",           None,                                      "mockbroker.log.level",   log_level, True),
+    # Every other KAFKA_<NAME> / KAFKA_CFG_<NAME>: the broker setting <name> (env_to_setting), checked by
+    # its own parser in state/configs.py when mockbroker models it.
+)
+_BY_VARIABLE = {name: var for var in ENVIRONMENT for name in var.spellings}
+_BY_SETTING = {var.setting: var for var in ENVIRONMENT}
+
+
+# ------------------------------------------------------------------------------------------------
+# reading
 
 
 def env_to_setting(suffix: str) -> str:
@@ -237,141 +291,45 @@ def _put(props: dict[str, Setting], key: str, setting: Setting) -> None:
 
 
 def settings_from_env(env: Mapping[str, str]) -> dict[str, Setting]:
-    """Every Kafka setting the environment gives (KAFKA_* and KAFKA_CFG_* spellings), by setting name."""
+    """Every setting the environment gives (the table's variables, then KAFKA_* and KAFKA_CFG_* by the
+    spelling rule), by setting name."""
     props: dict[str, Setting] = {}
     for var in sorted(env):
+        # Values lose surrounding blanks, except a separator, which may be one.
+        value = env[var] if var == "KAFKA_CREATE_TOPICS_SEPARATOR" else env[var].strip()
+        row = _BY_VARIABLE.get(var)
+        if row is not None:
+            if value or not row.blank_is_unset:
+                _put(props, row.setting, Setting(value, var))
+            continue
         if not var.startswith("KAFKA_") or _is_plumbing(var):
             continue
-        if var == "KAFKA_CREATE_TOPICS":  # wurstmeister's topics, read by build_settings
-            continue
         suffix = var[len("KAFKA_CFG_"):] if var.startswith("KAFKA_CFG_") else var[len("KAFKA_"):]
-        if not suffix:
-            continue
-        _put(props, env_to_setting(suffix), Setting(env[var].strip(), var))
+        if suffix:
+            _put(props, env_to_setting(suffix), Setting(value, var))
     return props
 
 
-# ------------------------------------------------------------------------------------------------
-# small parsers
+class Props:
+    """The settings given (the flags' won over the environment's); the table's are parsed when read."""
 
+    def __init__(self, settings: dict[str, Setting]) -> None:
+        self.settings = settings
 
-def _int(setting: Setting, what: str, lo: int | None = None, hi: int | None = None) -> int:
-    try:
-        value = int(setting.value.strip())
-    except ValueError:
-        raise ConfigError(f"{setting.origin}={setting.value!r}: {what} must be an integer") from None
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        bounds = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        raise ConfigError(f"{setting.origin}={setting.value!r}: {what} must be {bounds}")
-    return value
+    def __contains__(self, key: str) -> bool:
+        return key in self.settings
 
+    def setting(self, key: str) -> Setting | None:
+        return self.settings.get(key)
 
-def _names(setting: Setting | None) -> list[str]:
-    if setting is None:
-        return []
-    return [n.strip().upper() for n in setting.value.split(",") if n.strip()]
+    def value(self, key: str, default: Any = None) -> Any:
+        """The value of one of the table's settings, parsed by its row (default when not given)."""
+        setting = self.settings.get(key)
+        return default if setting is None else _BY_SETTING[key].parse(setting)
 
-
-def parse_listeners(setting: Setting, *, advertised: bool = False) -> list[tuple[str, str, int]]:
-    """NAME://HOST:PORT,... -> [(NAME, host, port)] (names upper-cased, IPv6 brackets removed)."""
-    out: list[tuple[str, str, int]] = []
-    seen: set[str] = set()
-    for item in setting.value.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        m = _LISTENER_RE.match(item)
-        if m is None:
-            raise ConfigError(f"{setting.origin}: {item!r} is not NAME://HOST:PORT")
-        name = m["name"].upper()
-        host = m["host"]
-        if host.startswith("["):
-            host = host[1:-1]
-        if not host and not advertised:
-            host = "0.0.0.0"  # NAME://:PORT binds every interface
-        port = int(m["port"])
-        if port > 65535:
-            raise ConfigError(f"{setting.origin}: {item!r}: port {port} is out of range")
-        if name in seen:
-            raise ConfigError(f"{setting.origin}: listener name {name} appears twice")
-        if advertised and host in ("0.0.0.0", "::"):
-            raise ConfigError(f"{setting.origin}: {item!r}: cannot advertise the non-routable address {host}")
-        if advertised and port == 0:
-            raise ConfigError(f"{setting.origin}: {item!r}: cannot advertise port 0")
-        seen.add(name)
-        out.append((name, host, port))
-    if not out:
-        raise ConfigError(f"{setting.origin} is empty")
-    return out
-
-
-def parse_protocol_map(setting: Setting) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in setting.value.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        name, sep, proto = item.partition(":")
-        name, proto = name.strip().upper(), proto.strip().upper()
-        if not sep or not name or not proto:
-            raise ConfigError(f"{setting.origin}: {item!r} is not NAME:PROTOCOL")
-        if proto not in SECURITY_PROTOCOLS:
-            raise ConfigError(f"{setting.origin}: {item!r}: unknown security protocol {proto} "
-                              f"(one of {', '.join(SECURITY_PROTOCOLS)})")
-        if name in out and out[name] != proto:
-            raise ConfigError(f"{setting.origin}: listener {name} is mapped twice")
-        out[name] = proto
-    return out
-
-
-def parse_topics(value: str, origin: str, *, separator: str = ",", wurstmeister: bool = False) -> list[TopicSpec]:
-    """MOCKBROKER_TOPICS / --topic: name[:partitions]; KAFKA_CREATE_TOPICS (wurstmeister):
-    name:partitions:replicas[:cleanup.policy]."""
-    out: list[TopicSpec] = []
-    for item in value.split(separator):
-        item = item.strip()
-        if not item:
-            continue
-        parts = [p.strip() for p in item.split(":")]
-        limit = 4 if wurstmeister else 2
-        if len(parts) > limit:
-            form = "name:partitions:replicas[:cleanup.policy]" if wurstmeister else "name[:partitions]"
-            raise ConfigError(f"{origin}: {item!r} is not {form}")
-        name = parts[0]
-        try:
-            validate_topic_name(name)
-        except KafkaError as exc:
-            raise ConfigError(f"{origin}: {item!r}: {exc.message}") from None
-        partitions = _int(Setting(parts[1], origin), f"the partition count of {name}", 1) if len(parts) > 1 and parts[1] else -1
-        replicas = _int(Setting(parts[2], origin), f"the replication factor of {name}", 1) if len(parts) > 2 and parts[2] else -1
-        config: tuple[tuple[str, str], ...] = ()
-        if len(parts) > 3 and parts[3]:
-            config = (("cleanup.policy", parts[3]),)
-        out.append(TopicSpec(name, partitions, replicas, config, origin))
-    return out
-
-
-def _bind_listeners(env: Mapping[str, str], props: dict[str, Setting], flags: Flags) -> list[tuple[str, str, int, str]]:
-    """(name, host, port, origin) of every listener, controller ones included."""
-    if props.get("listeners") is not None:
-        s = props["listeners"]
-        return [(n, h, p, s.origin) for n, h, p in parse_listeners(s)]
-    if props.get("advertised.listeners") is not None:
-        s = props["advertised.listeners"]
-        # cp-kafka: listeners default to the advertised ones, bound on every interface.
-        return [(n, "0.0.0.0", p, s.origin) for n, _, p in parse_listeners(s, advertised=True)]
-    host_setting = (Setting(flags.host, "--host") if flags.host is not None
-                    else Setting(env["MOCKBROKER_HOST"], "MOCKBROKER_HOST") if env.get("MOCKBROKER_HOST")
-                    else props.get("host.name") or Setting(DEFAULT_HOST, "default"))
-    if flags.port is not None:
-        port = _int(Setting(str(flags.port), "--port"), "the port", 0, 65535)
-    elif env.get("MOCKBROKER_PORT"):
-        port = _int(Setting(env["MOCKBROKER_PORT"], "MOCKBROKER_PORT"), "the port", 0, 65535)
-    elif props.get("port") is not None:
-        port = _int(props["port"], "the port", 0, 65535)
-    else:
-        port = DEFAULT_PORT
-    return [("PLAINTEXT", host_setting.value.strip(), port, host_setting.origin)]
+    def broker_settings(self) -> list[tuple[str, Setting]]:
+        """Every setting outside the table (what goes to MockBroker(config=...)), by name."""
+        return [(k, s) for k, s in sorted(self.settings.items()) if k not in _BY_SETTING]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -385,12 +343,19 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
         if not sep or not key.strip():
             raise ConfigError(f"--config wants KEY=VALUE, got {item!r}")
         props[key.strip()] = Setting(value.strip(), f"--config {key.strip()}")
-    if flags.node_id is not None:
-        props["node.id"] = Setting(str(flags.node_id), "--node-id")
-    if flags.cluster_id is not None:
-        props["cluster.id"] = Setting(flags.cluster_id, "--cluster-id")
-    if flags.partitions is not None:
-        props["num.partitions"] = Setting(str(flags.partitions), "--partitions")
+    given: list[tuple[str, object, str]] = [
+        ("node.id", flags.node_id, "--node-id"),
+        ("cluster.id", flags.cluster_id, "--cluster-id"),
+        ("num.partitions", flags.partitions, "--partitions"),
+        ("mockbroker.host", flags.host, "--host"),
+        ("mockbroker.port", flags.port, "--port"),
+        ("mockbroker.http.host", flags.http_host or None, "--http-host"),
+        ("mockbroker.http.port", flags.http_port, "--http-port"),
+        ("mockbroker.log.level", flags.log_level or None, "--log-level"),
+    ]
+    for key, flag_value, flag in given:
+        if flag_value is not None:
+            props[key] = Setting(str(flag_value), flag)
     if flags.auto_create is not None:
         props["auto.create.topics.enable"] = Setting("true" if flags.auto_create else "false", "--no-auto-create")
     if flags.listeners:
@@ -400,7 +365,7 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
     return props
 
 
-def _merge(env_props: dict[str, Setting], flag_props: dict[str, Setting], flags: Flags) -> dict[str, Setting]:
+def _merge(env_props: dict[str, Setting], flag_props: dict[str, Setting], flags: Flags) -> Props:
     """Flags win over the environment, setting by setting (synonyms included)."""
     props = dict(env_props)
     simple = any(v is not None for v in (flags.host, flags.port, flags.advertised_host, flags.advertised_port))
@@ -421,72 +386,66 @@ def _merge(env_props: dict[str, Setting], flag_props: dict[str, Setting], flags:
             props.pop("node.id", None)
             props.pop("broker.id", None)
         props[key] = setting
-    return props
+    return Props(props)
 
 
-def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> BrokerSettings:
-    """The broker's settings from environment variables (Kafka images' spellings) and command-line
-    flags (which win). Raises ConfigError (one message) for settings that cannot work together."""
-    flags = flags or Flags()
-    out = BrokerSettings()
-    props = _merge(settings_from_env(env), _flag_props(flags), flags)
-
-    # -- node and cluster ------------------------------------------------------------------------
-    ids = {key: _int(props[key], key) for key in ("node.id", "broker.id") if key in props}
+def _node(props: Props, out: BrokerSettings) -> None:
+    ids = {key: props.value(key) for key in ("node.id", "broker.id") if key in props}
     if ids.get("broker.id") == -1:  # -1: "generate one" in Kafka's ZooKeeper mode
         del ids["broker.id"]
     if len(set(ids.values())) > 1:
-        raise ConfigError(f"{props['node.id'].origin}={ids['node.id']} and {props['broker.id'].origin}="
+        node_s, broker_s = props.setting("node.id"), props.setting("broker.id")
+        raise ConfigError(f"{node_s.origin}={ids['node.id']} and {broker_s.origin}="  # type: ignore[union-attr]
                           f"{ids['broker.id']} disagree (node.id and broker.id name the same node)")
     if ids:
         out.node_id = next(iter(ids.values()))
         if out.node_id < 0:
             raise ConfigError(f"node id {out.node_id} must not be negative")
-    cluster_ids = [Setting(env[v].strip(), v) for v in ("CLUSTER_ID", "KAFKA_KRAFT_CLUSTER_ID") if env.get(v, "").strip()]
-    if "cluster.id" in props and props["cluster.id"].value:
-        cluster_ids.insert(0, props["cluster.id"])
-        if props["cluster.id"].origin == "--cluster-id":
-            cluster_ids = cluster_ids[:1]
-    if len({s.value for s in cluster_ids}) > 1:
-        raise ConfigError(" and ".join(f"{s.origin}={s.value!r}" for s in cluster_ids) + " disagree")
-    if cluster_ids:
-        out.cluster_id = cluster_ids[0].value
-    if props.get("broker.rack") is not None and props["broker.rack"].value:
-        out.rack = props["broker.rack"].value
+    out.cluster_id = props.value("cluster.id")
+    out.rack = props.value("broker.rack")
+    props.value("process.roles")
 
-    roles = props.get("process.roles")
-    if roles is not None:
-        names = [r.strip().lower() for r in roles.value.split(",") if r.strip()]
-        bad = [r for r in names if r not in ("broker", "controller")]
-        if bad:
-            raise ConfigError(f"{roles.origin}={roles.value!r}: unknown role(s) {', '.join(bad)} (broker, controller)")
-        if "broker" not in names:
-            raise ConfigError(f"{roles.origin}={roles.value!r}: this node would serve no clients; "
-                              "mockbroker is a broker (use broker or broker,controller)")
 
-    # -- listeners -------------------------------------------------------------------------------
-    controller_names = set(_names(props.get("controller.listener.names")))
-    bound = _bind_listeners(env, props, flags)
-    names = [name for name, _, _, _ in bound]
+def _bind_listeners(props: Props) -> list[tuple[str, str, int, str]]:
+    """(name, host, port, origin) of every listener, controller ones included."""
+    listeners = props.setting("listeners")
+    if listeners is not None:
+        return [(n, h, p, listeners.origin) for n, h, p in props.value("listeners")]
+    advertised = props.setting("advertised.listeners")
+    if advertised is not None:
+        # cp-kafka: listeners default to the advertised ones, bound on every interface.
+        return [(n, "0.0.0.0", p, advertised.origin) for n, _, p in props.value("advertised.listeners")]
+    host = props.setting("mockbroker.host") or props.setting("host.name") or Setting(DEFAULT_HOST, "default")
+    port = props.value("mockbroker.port") if "mockbroker.port" in props else props.value("port", DEFAULT_PORT)
+    return [("PLAINTEXT", host.value.strip(), port, host.origin)]
+
+
+def _advertised(props: Props, flags: Flags, names: list[str]) -> dict[str, tuple[str | None, int | None]]:
+    """Listener name -> the advertised (host, port) given for it."""
     advertised: dict[str, tuple[str | None, int | None]] = {}
     if flags.advertised_host is not None or flags.advertised_port is not None:
         advertised["PLAINTEXT"] = (flags.advertised_host or None, flags.advertised_port)
-    elif props.get("advertised.listeners") is not None:
-        s = props["advertised.listeners"]
-        for name, host, port in parse_listeners(s, advertised=True):
+    elif "advertised.listeners" in props:
+        origin = props.setting("advertised.listeners").origin  # type: ignore[union-attr]
+        for name, host, port in props.value("advertised.listeners"):
             if name not in names:
-                listed = props.get("listeners")
+                listed = props.setting("listeners")
                 where = listed.origin if listed is not None else "the listeners"
-                raise ConfigError(f"{s.origin} names {name}, which is not a listener in {where} "
+                raise ConfigError(f"{origin} names {name}, which is not a listener in {where} "
                                   f"({', '.join(names)})")
             advertised[name] = (host or None, port)
-    elif props.get("advertised.host.name") is not None or props.get("advertised.port") is not None:
-        host_s, port_s = props.get("advertised.host.name"), props.get("advertised.port")
-        advertised["PLAINTEXT"] = (host_s.value if host_s else None,
-                                   _int(port_s, "the advertised port", 1, 65535) if port_s else None)
+    elif "advertised.host.name" in props or "advertised.port" in props:
+        advertised["PLAINTEXT"] = (props.value("advertised.host.name"), props.value("advertised.port"))
+    return advertised
 
-    map_setting = props.get("listener.security.protocol.map")
-    protocols = parse_protocol_map(map_setting) if map_setting is not None else None
+
+def _listeners(props: Props, flags: Flags, out: BrokerSettings) -> None:
+    controller_names = set(props.value("controller.listener.names", []))
+    bound = _bind_listeners(props)
+    names = [name for name, _, _, _ in bound]
+    advertised = _advertised(props, flags, names)
+    map_setting = props.setting("listener.security.protocol.map")
+    protocols = props.value("listener.security.protocol.map")
     for name, host, port, origin in bound:
         if protocols is not None:
             proto = protocols.get(name)
@@ -513,21 +472,18 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
         raise ConfigError("no listener to serve: every listener is a controller listener "
                           f"({', '.join(names)}); add a broker listener, e.g. PLAINTEXT://0.0.0.0:9092")
     served = [spec.name for spec in out.listeners]
-    ibl = props.get("inter.broker.listener.name")
+    ibl = props.setting("inter.broker.listener.name")
     if ibl is not None:
-        if props.get("security.inter.broker.protocol") is not None:
-            sibp = props["security.inter.broker.protocol"]
+        sibp = props.setting("security.inter.broker.protocol")
+        if sibp is not None:
             raise ConfigError(f"{ibl.origin} and {sibp.origin}: set only one of inter.broker.listener.name and "
                               "security.inter.broker.protocol")
         if ibl.value.strip().upper() not in served:
             raise ConfigError(f"{ibl.origin}={ibl.value!r} is not a listener ({', '.join(served)})")
 
-    # -- broker settings -------------------------------------------------------------------------
-    for key, setting in sorted(props.items()):
-        if key in CONSUMED:
-            continue
-        if key in _TIME_COARSE:
-            continue
+
+def _broker_config(props: Props, out: BrokerSettings) -> None:
+    for key, setting in props.broker_settings():
         d = BROKER_CONFIGS.get(key)
         if d is not None:
             try:
@@ -544,20 +500,18 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
             continue
         for name, factor in coarse:
             if name in props:
-                out.config[ms_key] = str(_int(props[name], name) * factor)
+                out.config[ms_key] = str(props.value(name) * factor)
                 break
 
-    # -- topics ----------------------------------------------------------------------------------
-    topics: list[TopicSpec] = []
-    if env.get("MOCKBROKER_TOPICS", "").strip():
-        topics += parse_topics(env["MOCKBROKER_TOPICS"], "MOCKBROKER_TOPICS")
-    if env.get("KAFKA_CREATE_TOPICS", "").strip():
-        sep = env.get("KAFKA_CREATE_TOPICS_SEPARATOR") or ","
-        if sep in ("$$'\\n'", "$'\\n'", "\\n"):
-            sep = "\n"
-        topics += parse_topics(env["KAFKA_CREATE_TOPICS"], "KAFKA_CREATE_TOPICS", separator=sep, wurstmeister=True)
-    for text in flags.topics:
-        topics += parse_topics(text, "--topic")
+
+def _topics(props: Props, flags: Flags, out: BrokerSettings) -> None:
+    topics: list[TopicSpec] = list(props.value("mockbroker.topics", []))
+    wurstmeister = props.setting("create.topics")
+    if wurstmeister is not None:
+        topics += parse_topics(wurstmeister.value, wurstmeister.origin, wurstmeister=True,
+                               separator=props.value("create.topics.separator", ","))
+    for value in flags.topics:
+        topics += parse_topics(value, "--topic")
     by_name: dict[str, TopicSpec] = {}
     for topic in topics:
         if topic.replication_factor > 1:
@@ -571,19 +525,20 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
         elif (old.partitions, old.config) != (topic.partitions, topic.config):
             raise ConfigError(f"topic {topic.name} is asked for twice, differently ({old.origin} and {topic.origin})")
 
-    # -- control endpoint and logging ------------------------------------------------------------
-    if flags.http_port is not None:
-        out.http_port = _int(Setting(str(flags.http_port), "--http-port"), "the HTTP port", 0, 65535)
-    elif env.get("MOCKBROKER_HTTP_PORT", "").strip():
-        out.http_port = _int(Setting(env["MOCKBROKER_HTTP_PORT"], "MOCKBROKER_HTTP_PORT"), "the HTTP port", 0, 65535)
-    out.http_host = (flags.http_host or env.get("MOCKBROKER_HTTP_HOST", "").strip()
-                     or (flags.host if flags.host is not None else None)
-                     or env.get("MOCKBROKER_HOST", "").strip() or DEFAULT_HOST)
-    level = flags.log_level or env.get("MOCKBROKER_LOG_LEVEL", "").strip() or "WARNING"
-    if level.upper() not in LOG_LEVELS:
-        origin = "--log-level" if flags.log_level else "MOCKBROKER_LOG_LEVEL"
-        raise ConfigError(f"{origin}={level!r}: one of {', '.join(LOG_LEVELS)}")
-    out.log_level = level.upper()
+
+def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> BrokerSettings:
+    """The broker's settings from environment variables (Kafka images' spellings) and command-line
+    flags (which win). Raises ConfigError (one message) for settings that cannot work together."""
+    flags = flags or Flags()
+    out = BrokerSettings()
+    props = _merge(settings_from_env(env), _flag_props(flags), flags)
+    _node(props, out)
+    _listeners(props, flags, out)
+    _broker_config(props, out)
+    _topics(props, flags, out)
+    out.http_port = props.value("mockbroker.http.port")
+    out.http_host = props.value("mockbroker.http.host") or props.value("mockbroker.host") or DEFAULT_HOST
+    out.log_level = props.value("mockbroker.log.level", "WARNING")
     return out
 
 

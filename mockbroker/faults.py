@@ -28,7 +28,7 @@ from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
 if TYPE_CHECKING:
-    from mockbroker.connection import Connection, RequestContext
+    from mockbroker.context import RequestContext
 
 
 @dataclass
@@ -82,18 +82,19 @@ class FaultRule:
 
     def apply(
         self,
-        conn: Connection,
+        close: Callable[[str], None],
         ctx: RequestContext,
         header: RequestHeader,
         req: Msg,
         fn: Callable[..., Any],
     ) -> Any:
+        """Handle the request as the rule says; `close` closes its connection (with a reason to log)."""
         if self.action == "error":
             from mockbroker.error_responses import error_response
 
             return error_response(header.api_key, header.api_version, req, ErrorCode(self.error_code))
         if self.action == "drop_before":
-            conn._close(f"fault injected: drop before {header.api_key}")
+            close(f"fault injected: drop before {header.api_key}")
             return None
         result = fn(ctx, header, req)
         if self.action == "drop_after":
@@ -101,7 +102,7 @@ class FaultRule:
             async def applied_then_drop() -> None:
                 if inspect.isawaitable(result):
                     await result
-                conn._close(f"fault injected: drop after {header.api_key}")
+                close(f"fault injected: drop after {header.api_key}")
                 return None
 
             return applied_then_drop()

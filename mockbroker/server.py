@@ -7,6 +7,10 @@
 
 All broker state is owned by one event loop. Called from another thread (run_in_thread), the public
 methods hop onto the broker's loop and wait for the answer, so tests never race the broker.
+
+The broker is the cluster-wide model (state/cluster.py) plus one node (mockbroker/node.py: its
+coordinators, fetch sessions and view of leadership) in `nodes`; each listener belongs to a node, and
+each connection it accepts serves requests as that node (`ctx.node`).
 """
 
 from __future__ import annotations
@@ -20,15 +24,17 @@ from typing import Any, TypeVar
 
 from mockbroker import dispatch, error_responses
 from mockbroker.clock import Clock
-from mockbroker.connection import Connection, RequestContext
+from mockbroker.connection import Connection
+from mockbroker.context import RequestContext
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest
 from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
 from mockbroker.maintenance import LogMaintenance
+from mockbroker.node import BrokerNode
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.scheduler import Scheduler
 from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
-from mockbroker.state.cluster import Cluster, Listener, Partition, Topic
+from mockbroker.state.cluster import Cluster, Listener, Topic
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.groups import GroupCoordinator, GroupSummary
@@ -77,18 +83,20 @@ class MockBroker:
         if listeners is None:
             listeners = [Listener("PLAINTEXT", node_id, host, port, advertised_host, advertised_port)]
         self.cluster.listeners = listeners
+        for listener in listeners:
+            if listener.node_id != node_id:
+                raise ValueError(f"listener {listener.name} belongs to node {listener.node_id}, but this broker "
+                                 f"runs node {node_id}")
         self.scheduler = Scheduler(self.clock)
+        # The node this process runs (mockbroker/node.py): its coordinators, fetch sessions, leadership.
+        self.node = BrokerNode(node_id, self.cluster, self.clock, self.scheduler)
+        self.nodes: dict[int, BrokerNode] = {node_id: self.node}
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
-                                              txn_index=lambda: getattr(self, "txn_coordinator", None))
+                                              txn_index=lambda: self.node.txn_coordinator)
         self.faults = Faults()
-        self.appender = Appender()
-        self.txn_coordinator = TxnCoordinator(self.cluster, self.clock, self.scheduler,
-                                              groups=lambda: getattr(self, "group_coordinator", None))
-        self.appender.txn_check = self.txn_coordinator.check_produce
         self.requests: list[ReceivedRequest] = []
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
-        self.fetch_sessions = FetchSessionCache(int(self.cluster.config.get("max.incremental.fetch.session.cache.slots")))
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[Connection] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -301,17 +309,25 @@ class MockBroker:
 
         return self._call(collect)
 
-    # -- consumer groups (state: mockbroker/state/groups.py) -------------------------------------
+    # -- the node's services (mockbroker/node.py), as the tests and the HTTP API read them --------
     @property
     def group_coordinator(self) -> GroupCoordinator:
         """Every group of the broker and their committed offsets (made on first use)."""
-        coordinator = self.__dict__.get("_group_coordinator")
-        if coordinator is None:
-            coordinator = self.__dict__["_group_coordinator"] = GroupCoordinator(
-                self.cluster, self.scheduler, self.clock,
-                pending_transactional_offsets=lambda g, t, p: bool(
-                    getattr(self, "txn_coordinator", None) and self.txn_coordinator.has_pending_offsets(g, t, p)))
-        return coordinator
+        return self.node.group_coordinator
+
+    @property
+    def txn_coordinator(self) -> TxnCoordinator:
+        return self.node.txn_coordinator
+
+    @property
+    def fetch_sessions(self) -> FetchSessionCache:
+        return self.node.fetch_sessions
+
+    @property
+    def appender(self) -> Appender:
+        return self.node.appender
+
+    # -- consumer groups (state: mockbroker/state/groups.py) -------------------------------------
 
     def groups(self) -> list[GroupSummary]:
         """Every group: id, type (classic/consumer), protocol type, state, generation (classic) or group epoch
@@ -375,10 +391,6 @@ class MockBroker:
 
     def on_connection_closed(self, ctx: RequestContext) -> None:
         pass
-
-    def aborted_transactions(self, partition: Partition, start: int, end: int) -> list[tuple[int, int]]:
-        """(producer id, first offset) of aborted transactions overlapping [start, end) (read_committed)."""
-        return self.txn_coordinator.aborted_transactions(partition.log, start, end)
 
     # -- transactions (state: mockbroker/state/txn.py) -------------------------------------------
     def transactions(self) -> list[TransactionInfo]:

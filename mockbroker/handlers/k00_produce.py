@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import CloseConnection, handler
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
@@ -42,8 +42,8 @@ def _partition_response(index: int, code: int, message: str | None = None, base_
 def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | CloseConnection | None:
     v = header.api_version
     cluster = ctx.cluster
-    broker = ctx.broker
-    now = broker.clock.now_ms()
+    node = ctx.node
+    now = node.clock.now_ms()
     acks = req.acks
     responses = []
     for td in req.topic_data:
@@ -69,11 +69,11 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
             if acks not in (-1, 0, 1):
                 parts.append(_partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
                 continue
-            if partition.leader_id != ctx.node_id:
+            if not node.leads(partition):
                 parts.append(_partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
                 continue
             try:
-                result = broker.appender.append_records(partition, pd.records, v, now, req.transactional_id)
+                result = node.appender.append_records(partition, pd.records, v, now, req.transactional_id)
             except BatchRejected as exc:
                 errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message)
                         for e in exc.record_errors]

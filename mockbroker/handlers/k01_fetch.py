@@ -31,7 +31,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import DecodeError, EncodeError, ErrorCode
@@ -82,7 +82,7 @@ def _read_partition(ctx: RequestContext, want: SessionPartition, by_id: bool, is
     out.partition = p
     log = p.log
     # An error below leaves the offsets at -1, as Kafka's ReplicaManager answers errors (createLogReadResult).
-    if p.leader_id != ctx.node_id:
+    if not ctx.node.leads(p):
         out.error = ErrorCode.NOT_LEADER_OR_FOLLOWER
         return out
     if want.current_leader_epoch >= 0:
@@ -104,7 +104,7 @@ def _read_partition(ctx: RequestContext, want: SessionPartition, by_id: bool, is
     if isolation == READ_COMMITTED:
         # The range returned ends after its last batch (Kafka's fetchUpperBoundOffset).
         end = RecordBatch(out.chunks[-1]).last_offset + 1 if out.chunks else upto
-        txns = ctx.broker.aborted_transactions(p, want.fetch_offset, end) if out.chunks else []
+        txns = ctx.node.aborted_transactions(p, want.fetch_offset, end) if out.chunks else []
         out.aborted = [Msg(producer_id=pid, first_offset=first) for pid, first in txns]
     return out
 
@@ -215,7 +215,7 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
     by_id = v >= 13
     isolation = req.isolation_level if v >= 4 else 0
     max_bytes = req.max_bytes if v >= 3 else 0x7FFFFFFF
-    sessions = ctx.broker.fetch_sessions
+    sessions = ctx.node.fetch_sessions
     session: FetchSession | None = None
     incremental = False
     requested = [_want_from_request(ctx, t, p, by_id) for t in req.topics for p in t.partitions]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -90,7 +90,7 @@ def handle_list_offsets(ctx: RequestContext, header: RequestHeader, req: Msg) ->
             if p is None:
                 out.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
-            if p.leader_id != ctx.node_id:
+            if not ctx.node.leads(p):
                 out.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
                 continue
             if v >= 4 and rp.current_leader_epoch >= 0:

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.handlers.k11_join_group import park
 from mockbroker.protocol.errors import ErrorCode

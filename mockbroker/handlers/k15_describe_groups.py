@@ -9,7 +9,7 @@ also gets GROUP_ID_NOT_FOUND and a message ("Group g not found." / "Group g is n
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg

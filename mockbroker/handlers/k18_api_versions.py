@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler, lookup, supported_versions
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -46,5 +46,5 @@ def handle_api_versions(ctx: RequestContext, header: RequestHeader, req: Msg) ->
         api_keys=[Msg(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in supported_versions()],
         throttle_time_ms=0,
         # v3+: supported/finalized features; transaction.version (KIP-890), see state/txn.py.
-        **ctx.broker.txn_coordinator.api_versions_features(header.api_version),
+        **ctx.node.txn_coordinator.api_versions_features(header.api_version),
     )

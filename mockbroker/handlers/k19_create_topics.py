@@ -26,7 +26,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode

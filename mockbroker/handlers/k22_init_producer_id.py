@@ -14,7 +14,7 @@ new producer id when the epoch is exhausted. PRODUCER_FENCED is INVALID_PRODUCER
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
@@ -39,7 +39,7 @@ def _init_transactional(ctx: RequestContext, version: int, req: Msg) -> Msg:
         if (pid == -1) != (epoch == -1):
             raise KafkaError(ErrorCode.INVALID_REQUEST, "producer id and epoch must both be set or both be -1")
         expected = None if pid == -1 else (pid, epoch)
-        producer_id, producer_epoch = ctx.broker.txn_coordinator.init_producer_id(
+        producer_id, producer_epoch = ctx.node.txn_coordinator.init_producer_id(
             req.transactional_id, req.transaction_timeout_ms, expected)
     except KafkaError as exc:
         code = fenced_for_version(exc.code, version, 4)

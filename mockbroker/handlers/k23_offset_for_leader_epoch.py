@@ -13,7 +13,7 @@ As a Kafka broker answers it (ReplicaManager.lastOffsetForLeaderEpoch / Partitio
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader

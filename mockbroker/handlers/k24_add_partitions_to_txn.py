@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
@@ -42,7 +42,7 @@ def _handle_transaction(ctx: RequestContext, version: int, transactional_id: str
         errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED
                   for tp in partitions}
         return _results(partitions, errors)
-    coordinator = ctx.broker.txn_coordinator
+    coordinator = ctx.node.txn_coordinator
     if verify_only:
         return _results(partitions, coordinator.verify_partitions(transactional_id, producer_id, epoch, partitions))
     try:

@@ -9,7 +9,7 @@ Transaction version 2 clients skip this request: their TxnOffsetCommit v5 adds t
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
@@ -23,7 +23,7 @@ API_KEY = 25
 @handler(API_KEY, 0, 4)
 def handle_add_offsets_to_txn(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     try:
-        ctx.broker.txn_coordinator.add_offsets(req.transactional_id, req.producer_id, req.producer_epoch,
+        ctx.node.txn_coordinator.add_offsets(req.transactional_id, req.producer_id, req.producer_epoch,
                                                req.group_id)
         code = ErrorCode.NONE
     except KafkaError as exc:

@@ -18,7 +18,7 @@ at once here, so a read_committed reader sees the outcome as soon as EndTxn retu
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
@@ -33,7 +33,7 @@ API_KEY = 26
 def handle_end_txn(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     try:
-        producer_id, epoch = ctx.broker.txn_coordinator.end_txn(
+        producer_id, epoch = ctx.node.txn_coordinator.end_txn(
             req.transactional_id, req.producer_id, req.producer_epoch, bool(req.committed),
             transaction_version=2 if v >= 5 else 0)
     except KafkaError as exc:

@@ -16,7 +16,7 @@ when the transaction commits; an abort drops them.
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
@@ -40,7 +40,7 @@ def handle_txn_offset_commit(ctx: RequestContext, header: RequestHeader, req: Ms
                                 p.committed_metadata))
     if offsets:
         try:
-            errors.update(ctx.broker.txn_coordinator.txn_offset_commit(
+            errors.update(ctx.node.txn_coordinator.txn_offset_commit(
                 req.transactional_id, req.group_id, req.producer_id, req.producer_epoch, req.generation_id,
                 req.member_id, req.group_instance_id, offsets, v))
         except KafkaError as exc:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.k32_describe_configs import BROKER, CLIENT_METRICS, GROUP, TOPIC

@@ -6,7 +6,7 @@ gets GROUP_ID_NOT_FOUND; a name given twice is answered once.
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg

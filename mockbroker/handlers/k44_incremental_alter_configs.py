@@ -27,7 +27,7 @@ whole or not at all:
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.k32_describe_configs import BROKER, BROKER_LOGGER, TOPIC

@@ -9,7 +9,7 @@ anything else is deleted (also when nothing was committed). INVALID_GROUP_ID for
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode

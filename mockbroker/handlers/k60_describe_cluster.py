@@ -15,7 +15,7 @@ As a Kafka broker answers it (KafkaApis.handleDescribeCluster / AuthHelper):
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.handlers.k03_metadata import CLUSTER_OPERATIONS, NOT_REQUESTED, brokers_for
 from mockbroker.protocol.errors import ErrorCode

@@ -7,7 +7,7 @@ none). Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -28,7 +28,7 @@ def handle_describe_producers(ctx: RequestContext, header: RequestHeader, req: M
                 parts.append(Msg(partition_index=index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                  error_message=None, active_producers=[]))
                 continue
-            if p.leader_id != ctx.node_id:
+            if not ctx.node.leads(p):
                 parts.append(Msg(partition_index=index, error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
                                  error_message=None, active_producers=[]))
                 continue

@@ -9,7 +9,7 @@ INVALID_REQUEST.
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -19,7 +19,7 @@ API_KEY = 65
 
 @handler(API_KEY, 0, 0)
 def handle_describe_transactions(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    coordinator = ctx.broker.txn_coordinator
+    coordinator = ctx.node.txn_coordinator
     states = []
     for transactional_id in req.transactional_ids:
         d = coordinator.describe(transactional_id)

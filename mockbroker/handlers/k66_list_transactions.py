@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -29,7 +29,7 @@ def handle_list_transactions(ctx: RequestContext, header: RequestHeader, req: Ms
     duration = req.duration_filter if v >= 1 else -1
     pattern = req.transactional_id_pattern if v >= 2 else None
     try:
-        unknown, states = ctx.broker.txn_coordinator.list_transactions(
+        unknown, states = ctx.node.txn_coordinator.list_transactions(
             list(req.state_filters), list(req.producer_id_filters), duration, pattern or None)
     except re.error:
         return Msg(throttle_time_ms=0, error_code=ErrorCode.INVALID_REGULAR_EXPRESSION, unknown_state_filters=[],

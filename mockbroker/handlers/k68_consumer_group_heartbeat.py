@@ -15,7 +15,7 @@ Sessions (group.consumer.session.timeout.ms, 45 s) and heartbeat intervals
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.handlers.k11_join_group import client_host
 from mockbroker.protocol.headers import RequestHeader

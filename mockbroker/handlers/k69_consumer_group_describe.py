@@ -8,7 +8,7 @@ Authorized operations when asked for: every group operation (no ACLs here).
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg

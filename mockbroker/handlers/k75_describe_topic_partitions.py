@@ -18,7 +18,7 @@ As a Kafka broker answers it (DescribeTopicPartitionsRequestHandler + KRaftMetad
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.k03_metadata import NOT_REQUESTED, TOPIC_OPERATIONS

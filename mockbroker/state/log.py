@@ -20,38 +20,13 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from mockbroker.protocol.records.batch import Record, RecordBatch
 from mockbroker.state.producers import ProducerStateTable
 from mockbroker.state.segments import LogSegments
+from mockbroker.state.stored_batch import StoredBatch
 
-
-@dataclass(slots=True)
-class StoredBatch:
-    """A batch in the log: its header fields, read once on append, and its bytes."""
-
-    base_offset: int
-    last_offset: int
-    max_timestamp: int
-    base_timestamp: int
-    data: memoryview  # the whole batch, exactly as served
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    last_sequence: int
-    record_count: int
-    is_transactional: bool
-    is_control: bool
-    leader_epoch: int
-    append_time_ms: int  # broker clock when appended (for segment.ms / retention)
-
-    @property
-    def size(self) -> int:
-        return len(self.data)
-
-    def view(self) -> RecordBatch:
-        return RecordBatch(self.data)
+__all__ = ["PartitionLog", "StoredBatch"]
 
 
 class PartitionLog:

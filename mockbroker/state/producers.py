@@ -27,7 +27,7 @@ from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.records.batch import RecordBatch
 
 if TYPE_CHECKING:
-    from mockbroker.state.log import StoredBatch
+    from mockbroker.state.stored_batch import StoredBatch
 
 INT32_MAX = 2147483647
 BATCHES_KEPT = 5
@@ -133,7 +133,7 @@ class ProducerStateTable:
         return entry
 
     def rebuild(self, batches: Iterable[StoredBatch], now_ms: int) -> None:
-        """Recompute the table from stored batches (mockbroker.state.log.StoredBatch). A producer that
+        """Recompute the table from stored batches (mockbroker.state.stored_batch.StoredBatch). A producer that
         keeps batches keeps its last write time (for expiration); now_ms stamps the others."""
         last_write = {pid: e.last_write_ms for pid, e in self.entries.items()}
         self.entries.clear()

@@ -27,14 +27,23 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from mockbroker.state.configs import TopicConfig
-    from mockbroker.state.log import PartitionLog, StoredBatch
+    from mockbroker.state.stored_batch import StoredBatch
 
 DEFAULT_SEGMENT_BYTES = 1073741824
 DEFAULT_SEGMENT_MS = 604800000
+
+
+class SegmentedLog(Protocol):
+    """What segment lookups read of a partition log (mockbroker.state.log.PartitionLog, which imports this
+    module: the log depends on its segments, never the other way round)."""
+
+    base_offsets: list[int]  # the stored batches' base offsets, sorted
+    log_end_offset: int
+    segments: LogSegments
 
 
 @dataclass(slots=True)
@@ -159,13 +168,13 @@ class LogSegments:
             return self.segments[index + 1].base_offset
         return log_end_offset
 
-    def batch_range(self, log: PartitionLog, index: int) -> tuple[int, int]:
+    def batch_range(self, log: SegmentedLog, index: int) -> tuple[int, int]:
         """[lo, hi) indices into log.batches of the batches of segment `index`."""
         lo = bisect.bisect_left(log.base_offsets, self.segments[index].base_offset)
         if index + 1 < len(self.segments):
             hi = bisect.bisect_left(log.base_offsets, self.segments[index + 1].base_offset, lo)
         else:
-            hi = len(log.batches)
+            hi = len(log.base_offsets)  # one entry per stored batch
         return lo, hi
 
     def size_bytes(self) -> int:
@@ -173,7 +182,7 @@ class LogSegments:
         return sum(s.size for s in self.segments)
 
 
-def describe_segments(log: PartitionLog) -> list[dict[str, int]]:
+def describe_segments(log: SegmentedLog) -> list[dict[str, int]]:
     """The segments of a log as a test reads them: base offset, next offset, size, batch count, largest
     timestamp, and whether it is the active one."""
     segs = log.segments

@@ -1,0 +1,76 @@
+"""One node of the cluster as this process runs it: Kafka's broker server, without the I/O.
+
+The cluster-wide model stays shared (state/cluster.py: topics, partitions with their leader, epoch and
+replicas, the nodes Metadata lists, every listener). What Kafka keeps per broker lives here:
+- its id and rack (the rack is the cluster's record of the node, cluster.nodes[id]);
+- its listeners (the cluster's listeners that belong to this node);
+- its view of partition leadership (`leads`): it serves Produce and Fetch only for the partitions it
+  leads;
+- its coordinators: the group coordinator and the transaction coordinator run on a node, as in Kafka;
+- its fetch session cache (KIP-227 sessions belong to the broker that opened them) and its append path.
+
+Every connection is bound to the node whose listener accepted it; handlers reach state through
+`ctx.node` (mockbroker/context.py). MockBroker builds one node today; several nodes in one process are
+more BrokerNode objects over the same Cluster, clock and scheduler.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mockbroker.state.appender import Appender
+from mockbroker.state.fetch_sessions import FetchSessionCache
+from mockbroker.state.groups import GroupCoordinator
+from mockbroker.state.txn import TxnCoordinator
+
+if TYPE_CHECKING:
+    from mockbroker.clock import Clock
+    from mockbroker.scheduler import Scheduler
+    from mockbroker.state.cluster import Cluster, Listener, Partition
+
+
+class BrokerNode:
+    def __init__(self, node_id: int, cluster: Cluster, clock: Clock, scheduler: Scheduler) -> None:
+        self.node_id = node_id
+        self.cluster = cluster
+        self.clock = clock
+        self.scheduler = scheduler
+        self.appender = Appender()
+        self.txn_coordinator = TxnCoordinator(cluster, clock, scheduler, groups=lambda: self.group_coordinator)
+        self.appender.txn_check = self.txn_coordinator.check_produce
+        self.fetch_sessions = FetchSessionCache(int(cluster.config.get("max.incremental.fetch.session.cache.slots")))
+        self._group_coordinator: GroupCoordinator | None = None
+
+    # -- identity --------------------------------------------------------------------------------
+    @property
+    def rack(self) -> str | None:
+        return self.cluster.nodes[self.node_id].rack
+
+    @rack.setter
+    def rack(self, rack: str | None) -> None:
+        self.cluster.nodes[self.node_id].rack = rack
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """This node's listeners, in the cluster's order."""
+        return [lst for lst in self.cluster.listeners if lst.node_id == self.node_id]
+
+    # -- leadership ------------------------------------------------------------------------------
+    def leads(self, partition: Partition) -> bool:
+        """Whether this node is the partition's leader (else NOT_LEADER_OR_FOLLOWER for Produce/Fetch)."""
+        return partition.leader_id == self.node_id
+
+    # -- coordinators ----------------------------------------------------------------------------
+    @property
+    def group_coordinator(self) -> GroupCoordinator:
+        """Every group this node coordinates and their committed offsets (made on first use)."""
+        if self._group_coordinator is None:
+            txn = self.txn_coordinator
+            self._group_coordinator = GroupCoordinator(
+                self.cluster, self.scheduler, self.clock,
+                pending_transactional_offsets=lambda g, t, p: txn.has_pending_offsets(g, t, p))
+        return self._group_coordinator
+
+    def aborted_transactions(self, partition: Partition, start: int, end: int) -> list[tuple[int, int]]:
+        """(producer id, first offset) of aborted transactions overlapping [start, end) (read_committed)."""
+        return self.txn_coordinator.aborted_transactions(partition.log, start, end)
