@@ -44,6 +44,22 @@ def _api_keys() -> dict[str, int]:
     return {api_name(k): k for k in api_keys()}
 
 
+def _cursor(raw: str | None) -> dict[int, int] | None:
+    """cursor=0:12,1:40 -> {0: 12, 1: 40}."""
+    if not raw:
+        return None
+    out: dict[int, int] = {}
+    for item in raw.split(","):
+        p, sep, o = item.partition(":")
+        try:
+            out[int(p)] = int(o)
+        except ValueError:
+            raise HttpError(400, "bad_query", f"cursor={raw!r}: expected partition:offset pairs, e.g. 0:12,1:40") from None
+        if not sep or out[int(p)] < -1 or int(p) < 0:
+            raise HttpError(400, "bad_query", f"cursor={raw!r}: expected partition:offset pairs, e.g. 0:12,1:40")
+    return out
+
+
 class JsonApi:
     """The JSON endpoints of one broker. `rates` gives records per second per topic (events.py)."""
 
@@ -124,7 +140,8 @@ class JsonApi:
         assert limit is not None
         out, next_offsets = read_records(
             t.name, parts, order=order, offset=req.int_arg("offset", lo=0), limit=limit,
-            key=req.arg("key"), from_ms=req.int_arg("from_ms"), to_ms=req.int_arg("to_ms"))
+            key=req.arg("key"), from_ms=req.int_arg("from_ms"), to_ms=req.int_arg("to_ms"),
+            cursor=_cursor(req.arg("cursor")))
         return {"topic": t.name, "records": [record_json(r) for r in out],
                 "next_offsets": {str(p): o for p, o in next_offsets.items()}}
 
@@ -455,7 +472,7 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
     ("GET", "/topics/{name}", JsonApi.get_topic, "a topic's partitions: leader, epoch, offsets, batches, bytes"),
     ("DELETE", "/topics/{name}", JsonApi.delete_topic, "delete a topic"),
     ("GET", "/topics/{name}/records", JsonApi.records,
-     "decoded records (?partition=&offset=&limit=&order=oldest|newest&key=&from_ms=&to_ms=)"),
+     "decoded records (?partition=&offset=&limit=&order=oldest|newest&key=&from_ms=&to_ms=&cursor=)"),
     ("POST", "/topics/{name}/records", JsonApi.produce,
      "append one record {key?, value?, headers?, partition?, timestamp?, encoding?} (201)"),
     ("GET", "/topics/{name}/batches", JsonApi.batches, "stored batch headers (?partition=&base_offset=&raw=)"),

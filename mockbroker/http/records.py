@@ -4,6 +4,7 @@ partition, filtered by key and time; control records left out. No I/O.
 Paging: `next_offsets` maps each partition to where the next page starts. Oldest first: the next offset
 to read (pass it back as offset=). Newest first: the offset below the oldest record returned, read
 downwards (pass it back as offset=, which then means "at or below"; -1 when the partition is done).
+With several partitions, pass the whole map back as cursor=0:12,1:40 (partitions at -1 are skipped).
 """
 
 from __future__ import annotations
@@ -45,16 +46,19 @@ def _newest_first(topic: str, p: Partition, below: int) -> Iterator[RecordInfo]:
 
 
 def read_records(topic: str, parts: list[Partition], *, order: str, offset: int | None, limit: int,
-                 key: str | None = None, from_ms: int | None = None,
-                 to_ms: int | None = None) -> tuple[list[RecordInfo], dict[int, int]]:
-    """(records, next offsets per partition); see the module docstring."""
+                 key: str | None = None, from_ms: int | None = None, to_ms: int | None = None,
+                 cursor: dict[int, int] | None = None) -> tuple[list[RecordInfo], dict[int, int]]:
+    """(records, next offsets per partition); see the module docstring. `cursor` gives a start offset per
+    partition (the next_offsets of the page before), overriding `offset` for those partitions."""
+    if cursor:
+        parts = [p for p in parts if cursor.get(p.index, 0) >= 0]
     if order == "newest":
-        return _read_newest(topic, parts, offset, limit, key, from_ms, to_ms)
+        return _read_newest(topic, parts, offset, limit, key, from_ms, to_ms, cursor or {})
     out: list[RecordInfo] = []
     next_offsets: dict[int, int] = {}
     for p in parts:
         log_ = p.log
-        first = max(offset or 0, log_.log_start_offset)
+        first = max((cursor or {}).get(p.index, offset or 0), log_.log_start_offset)
         next_offsets[p.index] = first
         for b in log_.iter_batches(first):
             if len(out) >= limit:
@@ -77,13 +81,15 @@ def read_records(topic: str, parts: list[Partition], *, order: str, offset: int 
 
 
 def _read_newest(topic: str, parts: list[Partition], offset: int | None, limit: int, key: str | None,
-                 from_ms: int | None, to_ms: int | None) -> tuple[list[RecordInfo], dict[int, int]]:
+                 from_ms: int | None, to_ms: int | None,
+                 cursor: dict[int, int]) -> tuple[list[RecordInfo], dict[int, int]]:
     """Up to `limit` matching records of each partition, merged newest first (by timestamp, then offset)
     and cut to `limit`; each partition's next offset follows the records of it that were kept."""
     per_partition: dict[int, list[RecordInfo]] = {}
     starts: dict[int, int] = {}
     for p in parts:
-        below = p.log.high_watermark - 1 if offset is None else min(offset, p.log.high_watermark - 1)
+        start = cursor.get(p.index, offset)
+        below = p.log.high_watermark - 1 if start is None else min(start, p.log.high_watermark - 1)
         starts[p.index] = below
         found: list[RecordInfo] = []
         for info in _newest_first(topic, p, below):
