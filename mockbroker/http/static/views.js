@@ -150,29 +150,37 @@ export async function batches(main, [name, partition]) {
     h("p", {}, h("a", { href: `#/topic/${enc(name)}` }, "records of this topic")));
   const box = h("div");
   main.append(box);
+  const opened = new Set();  // base offsets whose bytes are shown: shown again after a live redraw
+  const showRaw = async (b, raw, button) => {
+    button.disabled = true;
+    opened.add(b.base_offset);
+    try {
+      const got = await get(`/topics/${enc(name)}/batches?partition=${enc(partition)}&base_offset=${b.base_offset}&raw=true`);
+      if (!got.batches.length) throw new Error(`batch ${b.base_offset} is gone (compacted or deleted)`);
+      const bytes = Uint8Array.from(atob(got.batches[0].raw_base64), (c) => c.charCodeAt(0));
+      raw.replaceChildren(h("pre", { class: "hex", tabindex: "0", "aria-label": `bytes of batch ${b.base_offset}` }, hexDump(bytes)));
+    } catch (err) {
+      raw.replaceChildren(message("error", err.message));
+      opened.delete(b.base_offset);
+      button.disabled = false;
+    }
+  };
   const draw = async () => {
     const { batches: list } = await get(`/topics/${enc(name)}/batches?partition=${enc(partition)}`);
+    const loads = [];
     box.replaceChildren(table("Stored batches, oldest first",
       ["offsets", "records", "codec", "bytes", "producer id / epoch", "sequences", "flags", "timestamps", "leader epoch", "raw"],
       list.map((b) => {
         const flags = [b.is_transactional ? "transactional" : "", b.is_control ? `control ${b.control_type || ""}` : ""].filter(Boolean).join(", ");
         const raw = h("div", { class: "raw" });
-        const button = h("button", { type: "button", onclick: async () => {
-          button.disabled = true;
-          try {
-            const got = await get(`/topics/${enc(name)}/batches?partition=${enc(partition)}&base_offset=${b.base_offset}&raw=true`);
-            const bytes = Uint8Array.from(atob(got.batches[0].raw_base64), (c) => c.charCodeAt(0));
-            raw.replaceChildren(h("pre", { class: "hex", tabindex: "0", "aria-label": `bytes of batch ${b.base_offset}` }, hexDump(bytes)));
-          } catch (err) {
-            raw.replaceChildren(message("error", err.message));
-            button.disabled = false;
-          }
-        } }, "show bytes");
+        const button = h("button", { type: "button", onclick: () => showRaw(b, raw, button) }, "show bytes");
+        if (opened.has(b.base_offset)) loads.push(() => showRaw(b, raw, button));
         return [`${b.base_offset}–${b.last_offset}`, String(b.record_count), b.codec, String(b.size),
           b.producer_id >= 0 ? `${b.producer_id} / ${b.producer_epoch}` : "–",
           b.base_sequence >= 0 ? `${b.base_sequence}–${b.last_sequence}` : "–", flags || "–",
           `${formatTime(b.base_timestamp)} … ${formatTime(b.max_timestamp)}`, String(b.partition_leader_epoch), h("div", {}, button, raw)];
       }), { class: "batches" }));
+    await Promise.all(loads.map((load) => load()));
   };
   await guarded(box, draw);
   return on("records", (e) => { if (e.topic === name && String(e.partition) === String(partition)) guarded(box, draw); });
