@@ -4,6 +4,7 @@ result, and bad input in a form or a filter gets a clear message."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -120,15 +121,19 @@ def test_batches_show_producer_fields_and_raw_bytes_on_demand(console: Console, 
     assert raw.inner_text().startswith("00000000  00 00 00 00 00 00 00 00")  # base offset 0
 
 
-def test_a_real_consumer_group_shows_members_and_lag_live(console: Console, page: Any) -> None:
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_a_real_consumer_group_shows_members_and_lag_live(console: Console, page: Any, protocol: str) -> None:
     console.broker.create_topic("work", 2)
     producer = confluent_producer(console)
     for i in range(6):
         producer.produce("work", value=b"job-%d" % i, partition=i % 2)
     assert producer.flush(30) == 0
     goto(page, console, "groups", "Consumer groups")
-    consumer = Consumer({"bootstrap.servers": console.broker.bootstrap_servers, "group.id": "workers",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    config = {"bootstrap.servers": console.broker.bootstrap_servers, "group.id": "workers",
+              "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    if protocol == "consumer":  # KIP-848
+        config["group.protocol"] = "consumer"
+    consumer = Consumer(config)
     try:
         consumer.subscribe(["work"])
         got = 0
@@ -140,7 +145,9 @@ def test_a_real_consumer_group_shows_members_and_lag_live(console: Console, page
         assert got == 4
         consumer.commit(asynchronous=False)
         expect(page.locator("#groups-table")).to_contain_text("workers", timeout=WAIT_MS)
-        expect(page.locator("#groups-table")).to_contain_text("Stable")
+        row = page.locator("#groups-table tbody tr").nth(0)
+        expect(row).to_contain_text("Stable")
+        expect(row.locator("td").nth(1)).to_have_text(protocol)
         page.click("#groups-table >> text=workers")
         expect(page.locator("main h1")).to_contain_text("workers")
         expect(page.locator("main")).to_contain_text("work: 0, 1")
@@ -236,3 +243,25 @@ def test_the_request_log_is_live(console: Console, page: Any) -> None:
     table = page.locator("#requests-table tbody")
     expect(table).to_contain_text("log-watcher", timeout=WAIT_MS)
     expect(table).to_contain_text("Produce (0)")
+
+
+def test_an_open_transaction_shows_its_partitions_and_time_left_then_commits(console: Console, page: Any) -> None:
+    console.broker.create_topic("tx", 2)
+    goto(page, console, "transactions", "Transactions")
+    producer = Producer({"bootstrap.servers": console.broker.bootstrap_servers, "transactional.id": "tx-1",
+                         "transaction.timeout.ms": 60000})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce("tx", value=b"in-txn", partition=1)
+    assert producer.flush(30) == 0
+    row = page.locator("main table tbody tr").nth(0)
+    expect(row.locator("td").nth(0)).to_have_text("tx-1", timeout=WAIT_MS)
+    expect(row.locator("td").nth(1)).to_have_text("Ongoing", timeout=WAIT_MS)
+    expect(row.locator("td").nth(5)).to_contain_text("tx-1", timeout=WAIT_MS)
+    expect(row.locator("td").nth(4)).to_have_text(re.compile(r"^\d+ ms$"))
+    goto(page, console, "topic/tx", "Records of")  # the open transaction's record is there, flagged
+    expect(page.locator("#records tbody tr").nth(0)).to_contain_text("in-txn")
+    producer.commit_transaction(30)
+    goto(page, console, "transactions", "Transactions")
+    expect(row.locator("td").nth(1)).to_have_text("CompleteCommit", timeout=WAIT_MS)
+    expect(row.locator("td").nth(4)).to_have_text("–")

@@ -8,11 +8,12 @@ import { formatBytes, formatTime, h, hexDump, message, showData, table } from ".
 const enc = encodeURIComponent;
 const topicLink = (name) => h("a", { href: `#/topic/${enc(name)}` }, name);
 
+// Calls fn once, `ms` after the first of a burst of calls (a steady stream of events still redraws).
 function debounce(fn, ms) {
   let timer = null;
   return () => {
-    clearTimeout(timer);
-    timer = setTimeout(fn, ms);
+    if (timer !== null) return;
+    timer = setTimeout(() => { timer = null; fn(); }, ms);
   };
 }
 
