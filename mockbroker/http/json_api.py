@@ -230,12 +230,18 @@ class JsonApi:
         committed = self.broker.committed(group_id)
         if not groups and not committed:
             raise HttpError(404, "unknown_group", f"no group {group_id!r}")
+        # Assigned partitions with no committed offset are listed too, committed and lag unknown (None),
+        # as kafka-consumer-groups.sh --describe shows them ("-").
+        assigned = {(topic, index) for g in groups for m in g.get("members") or []
+                    for topic, indexes in (m.get("assignment") or {}).items() for index in indexes}
         offsets = []
-        for (topic, index), offset in sorted(committed.items()):
+        for topic, index in sorted(set(committed) | assigned):
+            offset = committed.get((topic, index))
             p = self.broker.cluster.partition(topic, index)
             hw = p.log.high_watermark if p is not None else None
             offsets.append({"topic": topic, "partition": index, "committed": offset, "high_watermark": hw,
-                            "lag": max(0, hw - offset) if hw is not None and offset >= 0 else None})
+                            "lag": max(0, hw - offset) if hw is not None and offset is not None and offset >= 0
+                            else None})
         return {"group": groups[0] if groups else {"group_id": group_id, "state": "Empty", "members": []},
                 "offsets": offsets}
 

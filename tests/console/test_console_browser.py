@@ -116,7 +116,7 @@ def test_batches_show_producer_fields_and_raw_bytes_on_demand(console: Console, 
     expect(row).to_contain_text(f"{batch.producer_id} / {batch.producer_epoch}")
     expect(row).to_contain_text("0–0")
     row.get_by_role("button", name="show bytes").click()
-    raw = row.locator("pre.hex")
+    raw = page.locator("table.batches tr.raw-row pre.hex")
     expect(raw).to_contain_text("68 65 6c 6c 6f")  # "hello" inside the stored batch
     assert raw.inner_text().startswith("00000000  00 00 00 00 00 00 00 00")  # base offset 0
 

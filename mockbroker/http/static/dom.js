@@ -15,10 +15,13 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-// A table with a caption, column headers and rows (arrays of cells: text or nodes).
+// A table with a caption, column headers and rows: arrays of cells (text or nodes), {attrs, cells}, or
+// {attrs, full} for one cell across every column.
 export function table(caption, columns, rows, attrs = {}) {
   const body = rows.length
-    ? rows.map((row) => h("tr", row.attrs || {}, (row.cells || row).map((cell) => h("td", {}, cell))))
+    ? rows.map((row) => (row.full !== undefined
+      ? h("tr", row.attrs || {}, h("td", { colspan: columns.length }, row.full))
+      : h("tr", row.attrs || {}, (row.cells || row).map((cell) => h("td", {}, cell)))))
     : [h("tr", {}, h("td", { colspan: columns.length, class: "muted" }, "nothing yet"))];
   return h("div", { class: "scroll" },
     h("table", attrs,

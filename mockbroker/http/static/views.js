@@ -171,15 +171,17 @@ export async function batches(main, [name, partition]) {
     const loads = [];
     box.replaceChildren(table("Stored batches, oldest first",
       ["offsets", "records", "codec", "bytes", "producer id / epoch", "sequences", "flags", "timestamps", "leader epoch", "raw"],
-      list.map((b) => {
+      list.flatMap((b) => {
         const flags = [b.is_transactional ? "transactional" : "", b.is_control ? `control ${b.control_type || ""}` : ""].filter(Boolean).join(", ");
         const raw = h("div", { class: "raw" });
         const button = h("button", { type: "button", onclick: () => showRaw(b, raw, button) }, "show bytes");
         if (opened.has(b.base_offset)) loads.push(() => showRaw(b, raw, button));
-        return [`${b.base_offset}–${b.last_offset}`, String(b.record_count), b.codec, String(b.size),
+        const times = b.base_timestamp === b.max_timestamp ? formatTime(b.max_timestamp)
+          : `${formatTime(b.base_timestamp)} … ${formatTime(b.max_timestamp)}`;
+        return [[`${b.base_offset}–${b.last_offset}`, String(b.record_count), b.codec, String(b.size),
           b.producer_id >= 0 ? `${b.producer_id} / ${b.producer_epoch}` : "–",
-          b.base_sequence >= 0 ? `${b.base_sequence}–${b.last_sequence}` : "–", flags || "–",
-          `${formatTime(b.base_timestamp)} … ${formatTime(b.max_timestamp)}`, String(b.partition_leader_epoch), h("div", {}, button, raw)];
+          b.base_sequence >= 0 ? `${b.base_sequence}–${b.last_sequence}` : "–", flags || "–", times,
+          String(b.partition_leader_epoch), button], { attrs: { class: "raw-row" }, full: raw }];
       }), { class: "batches" }));
     await Promise.all(loads.map((load) => load()));
   };
@@ -244,7 +246,7 @@ export async function group(main, [id]) {
         (g.members || []).map((m) => [m.member_id, m.client_id || "", m.instance_id || "–", m.member_epoch ?? "–",
           Object.entries(m.assignment || {}).map(([t, ps]) => `${t}: ${ps.join(", ")}`).join("; ")])),
       table("Committed offsets and lag", ["topic", "partition", "committed", "high watermark", "lag"],
-        offsets.map((o) => [topicLink(o.topic), String(o.partition), String(o.committed), String(o.high_watermark ?? "–"), String(o.lag ?? "–")]),
+        offsets.map((o) => [topicLink(o.topic), String(o.partition), String(o.committed ?? "–"), String(o.high_watermark ?? "–"), String(o.lag ?? "–")]),
         { id: "lag-table" }));
   };
   await guarded(box, draw);
