@@ -24,7 +24,8 @@ PAGES = [("overview", "#/overview", None), ("records", "#/topic/orders", None),
          ("actions", "#/actions", None), ("requests", "#/requests", None)]
 
 
-def feed(broker: MockBroker) -> None:
+def feed(broker: MockBroker) -> Consumer:
+    """Fill the broker; the consumer it returns stays in its group until closed."""
     broker.create_topic("orders", 3)
     broker.create_topic("customers", 1, {"cleanup.policy": "compact"})
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True,
@@ -49,7 +50,7 @@ def feed(broker: MockBroker) -> None:
         msg = consumer.poll(1.0)
         got += msg is not None and msg.error() is None
     consumer.commit(asynchronous=False)
-    broker._feed_clients = (producer, txn, consumer)  # type: ignore[attr-defined]  # kept open for the shots
+    return consumer
 
 
 def main() -> None:
@@ -62,7 +63,7 @@ def main() -> None:
     with MockBroker(port=0).run_in_thread() as broker:
         assert broker._loop is not None
         control = asyncio.run_coroutine_threadsafe(ControlServer(broker).start("127.0.0.1", 0), broker._loop).result(30)
-        feed(broker)
+        consumer = feed(broker)
         url = f"http://127.0.0.1:{control.port}/"
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=WAIT_MS)
@@ -81,7 +82,6 @@ def main() -> None:
                 context.close()
                 assert errors == [], errors
             browser.close()
-        consumer = broker._feed_clients[2]  # type: ignore[attr-defined]
         consumer.close()
         asyncio.run_coroutine_threadsafe(control.stop(), broker._loop).result(30)
 
