@@ -19,7 +19,7 @@ from mockbroker.http import ControlServer
 from mockbroker.server import MockBroker
 from tests.console.conftest import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, open_page
 
-PAGES = [("overview", "#/overview", None), ("records", "#/topic/orders", None),
+PAGES: list[tuple[str, str, str | None]] = [("overview", "#/overview", None), ("records", "#/topic/orders", None),
          ("batches", "#/batches/orders/1", "show bytes"), ("group", "#/group/billing", None),
          ("actions", "#/actions", None), ("requests", "#/requests", None)]
 
@@ -67,7 +67,8 @@ def main() -> None:
         url = f"http://127.0.0.1:{control.port}/"
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=WAIT_MS)
-            for width, pages in [(1280, PAGES), (400, [("records-narrow", "#/topic/orders", None)])]:
+            narrow: list[tuple[str, str, str | None]] = [("records-narrow", "#/topic/orders", None)]
+            for width, pages in [(1280, PAGES), (400, narrow)]:
                 context, page, errors = open_page(browser, width, 800)
                 for name, route, button in pages:
                     page.goto(url + route)
