@@ -64,8 +64,10 @@ def console() -> Iterator[Console]:
             asyncio.run_coroutine_threadsafe(control.stop(), broker._loop).result(30)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium for one test module. Not for the session: Playwright's sync API keeps an event loop
+    running in this thread while it is open, which later pytest-asyncio tests cannot share."""
     reason = _unavailable()
     if reason is not None:
         if os.environ.get("MOCKBROKER_REQUIRE_INTEROP") == "1":
