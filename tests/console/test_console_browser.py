@@ -18,6 +18,23 @@ SECTIONS = [("overview", "Overview"), ("topics", "Records"), ("producers", "Prod
             ("requests", "Request log")]
 
 
+# Markup checks on each page: every form control has a label, every table a caption and column headers
+# with a scope, one h1, no image without alt text.
+A11Y_PROBLEMS = """() => {
+  const problems = [];
+  for (const el of document.querySelectorAll("input, select, textarea")) {
+    if (!el.labels || el.labels.length === 0) problems.push(`unlabelled ${el.tagName} ${el.name}`);
+  }
+  for (const t of document.querySelectorAll("table")) {
+    if (!t.querySelector("caption")) problems.push("table without caption");
+    for (const th of t.querySelectorAll("th")) if (th.getAttribute("scope") !== "col") problems.push("th without scope");
+  }
+  if (document.querySelectorAll("h1").length !== 1) problems.push("not exactly one h1");
+  for (const img of document.querySelectorAll("img")) if (!img.hasAttribute("alt")) problems.push("img without alt");
+  return problems;
+}"""
+
+
 def expect(locator: Any) -> Any:
     from playwright.sync_api import expect as pw_expect
 
@@ -45,6 +62,8 @@ def test_every_page_loads_without_console_errors(console: Console, browser: Any,
         for route, heading in [*SECTIONS, ("topic/orders", "Records of"), ("batches/orders/1", "Batches of")]:
             goto(page, console, route, heading)
             expect(page.locator("nav a[aria-current=page]")).to_have_count(1)
+            page.wait_for_selector("main table, main form, main ul")
+            assert page.evaluate(A11Y_PROBLEMS) == [], route
         # a browser asking for / gets the console, curl gets JSON
         page.goto(console.url + "/")
         expect(page.locator("main h1")).to_have_text("Overview")
