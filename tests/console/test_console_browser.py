@@ -262,6 +262,13 @@ def test_the_request_log_is_live(console: Console, page: Any) -> None:
     table = page.locator("#requests-table tbody")
     expect(table).to_contain_text("log-watcher", timeout=WAIT_MS)
     expect(table).to_contain_text("Produce (0)")
+    page.fill("#request-filter", "produce (0)")
+    visible = page.locator("#requests-table tbody tr:visible")
+    expect(visible.first).to_contain_text("Produce (0)")
+    assert all("Produce (0)" in text for text in visible.all_inner_texts())
+    producer.produce("r", value=b"v2")
+    assert producer.flush(30) == 0
+    expect(visible).to_have_count(2, timeout=WAIT_MS)  # new rows obey the filter too
 
 
 def test_an_open_transaction_shows_its_partitions_and_time_left_then_commits(console: Console, page: Any) -> None:

@@ -257,16 +257,24 @@ export async function group(main, [id]) {
 
 export async function requests(main) {
   main.replaceChildren(h("h1", { tabindex: "-1" }, "Request log"), h("p", {}, "The requests the broker received, newest first; new ones arrive live."));
+  const filter = h("input", { id: "request-filter", name: "filter", type: "search", autocomplete: "off" });
   const body = h("tbody");
   const wrap = h("div", { class: "scroll" }, h("table", { id: "requests-table" }, h("caption", {}, "Requests received"),
     h("thead", {}, h("tr", {}, ["time", "API", "version", "client id", "correlation id", "connection"].map((c) => h("th", { scope: "col" }, c)))), body));
-  main.append(wrap);
-  const row = (r) => h("tr", {}, [formatTime(r.time_ms), `${r.api_name ?? ""} (${r.api_key})`, String(r.api_version),
-    r.client_id ?? "", String(r.correlation_id), String(r.connection_id ?? "")].map((c) => h("td", {}, c)));
+  main.append(h("div", { class: "field" }, h("label", { for: "request-filter" }, "Show only rows containing"), filter,
+    h("small", {}, "an API name, a client id…")), wrap);
+  const matches = (tr) => !filter.value || tr.textContent.toLowerCase().includes(filter.value.trim().toLowerCase());
+  const row = (r) => {
+    const tr = h("tr", {}, [formatTime(r.time_ms), `${r.api_name ?? ""} (${r.api_key})`, String(r.api_version),
+      r.client_id ?? "", String(r.correlation_id), String(r.connection_id ?? "")].map((c) => h("td", {}, c)));
+    tr.hidden = !matches(tr);
+    return tr;
+  };
   const add = (list) => {
     for (const r of list) body.prepend(row(r));
     while (body.children.length > 500) body.lastChild.remove();
   };
+  filter.addEventListener("input", () => { for (const tr of body.children) tr.hidden = !matches(tr); });
   await guarded(main, async () => add((await get("/requests?limit=200")).requests));
   return on("requests", (e) => add(e.requests));
 }
