@@ -167,6 +167,9 @@ class ControlServer:
                 return json_response(200, openapi_document())
             if path == "/events" and request.method == "GET":
                 return await self.events.stream(request)
+        if path in ("/events", "/openapi.json"):
+            return json_response(405, {"error": "method_not_allowed", "message": f"{request.method} is not allowed on "
+                                       f"{path} (allowed: GET, HEAD)"}, {"Allow": "GET, HEAD"})
         return await self._json(request, path)
 
     def _static(self, name: str) -> web.Response:
