@@ -218,7 +218,8 @@ export async function transactions(main) {
   };
   await guarded(box, draw);
   const redraw = debounce(() => guarded(box, draw), 300);
-  const offs = [on("records", redraw), on("clock", redraw)];
+  const tick = debounce(() => guarded(box, draw), 1000);  // the time left moves with the broker clock
+  const offs = [on("records", redraw), on("clock", tick)];
   return () => offs.forEach((off) => off());
 }
 
