@@ -26,7 +26,6 @@ KNOWN_LONG_MODULES = {
     "mockbroker.state.groups",            # being split (issue #19 item 1)
     "mockbroker.state.consumer_groups",   # being split (issue #19 item 1)
     "mockbroker.state.txn",               # being split with the group code
-    "mockbroker.control_http",            # being moved onto aiohttp and split (issue #18)
     "mockbroker.protocol.records.batch",  # being reworked with record validation (issue #20)
 }
 

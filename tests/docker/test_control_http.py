@@ -1,4 +1,4 @@
-"""The HTTP control endpoint (mockbroker.control_http), driven over HTTP for every operation; malformed
+"""The HTTP control endpoint (mockbroker.http, formerly mockbroker.control_http), driven over HTTP for every operation; malformed
 requests answered with a 4xx and a JSON body."""
 
 from __future__ import annotations
@@ -364,10 +364,11 @@ def raw_exchange(port: int, data: bytes) -> tuple[int, dict[str, Any]]:
 @pytest.mark.parametrize("data,status", [
     (b"GARBAGE\r\n\r\n", 400),
     (b"GET /topics HTTP/2.0\r\n\r\n", 505),
-    (b"GET /topics HTTP/1.1\r\nbad header line\r\n\r\n", 400),
-    (b"POST /topics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 411),
-    (b"POST /topics HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n", 413),
-    (b"POST /topics HTTP/1.1\r\nContent-Length: abc\r\n\r\n", 400),
+    (b"GET /topics HTTP/1.1\r\nHost: x\r\nbad header line\r\n\r\n", 400),
+    (b"POST /topics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 411),
+    (b"POST /topics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n", 413),
+    (b"POST /topics HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400),
+    (b"GET /topics HTTP/1.1\r\n\r\n", 400),  # HTTP/1.1 needs a Host header (RFC 9112 3.2)
     (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", 431),
 ])
 def test_broken_http_is_answered_with_json_and_closed(api: Api, data: bytes, status: int) -> None:

@@ -1,0 +1,500 @@
+"""The JSON endpoints of the control API: every operation a tester needs on a running broker.
+
+Each endpoint is a method of `JsonApi` taking a `Request` and returning the JSON payload (or
+(status, payload)); it runs on the broker's event loop, so it reads and changes broker state directly.
+ROUTES lists them (method, path, handler, one-line summary); app.py routes by it, openapi.py describes it.
+What the broker lacks answers 501; what the caller got wrong raises HttpError (request.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import inspect
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mockbroker.errors import KafkaError
+from mockbroker.http.records import read_records, record_json
+from mockbroker.http.request import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    HttpError,
+    Request,
+    field,
+    int_field,
+    jsonable,
+    reject_unknown_fields,
+)
+from mockbroker.inspection import batch_info
+from mockbroker.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from mockbroker.server import MockBroker
+    from mockbroker.state.cluster import Partition, Topic
+
+PRODUCE_VERSION = 11  # the Produce version the console's produce action appends as (magic 2 batches)
+
+
+def _api_keys() -> dict[str, int]:
+    from mockbroker.protocol.messages import api_keys, api_name
+
+    return {api_name(k): k for k in api_keys()}
+
+
+def _cursor(raw: str | None) -> dict[int, int] | None:
+    """cursor=0:12,1:40 -> {0: 12, 1: 40}."""
+    if not raw:
+        return None
+    out: dict[int, int] = {}
+    for item in raw.split(","):
+        p, sep, o = item.partition(":")
+        try:
+            out[int(p)] = int(o)
+        except ValueError:
+            raise HttpError(400, "bad_query", f"cursor={raw!r}: expected partition:offset pairs, e.g. 0:12,1:40") from None
+        if not sep or out[int(p)] < -1 or int(p) < 0:
+            raise HttpError(400, "bad_query", f"cursor={raw!r}: expected partition:offset pairs, e.g. 0:12,1:40")
+    return out
+
+
+class JsonApi:
+    """The JSON endpoints of one broker. `rates` gives records per second per topic (events.py)."""
+
+    def __init__(self, broker: MockBroker, rates: Callable[[], dict[str, float]] | None = None) -> None:
+        self.broker = broker
+        self.rates = rates or (lambda: {})
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _topic(self, name: str) -> Topic:
+        topic = self.broker.cluster.topic(name)
+        if topic is None:
+            raise HttpError(404, "unknown_topic", f"no topic {name!r}")
+        return topic
+
+    def _partition(self, topic: Topic, index: int | None) -> Partition:
+        p = topic.partition(index if index is not None else 0)
+        if p is None:
+            raise HttpError(404, "unknown_partition",
+                            f"topic {topic.name!r} has partitions 0..{len(topic.partitions) - 1}, not {index}")
+        return p
+
+    # -- reading ---------------------------------------------------------------------------------
+    def index(self, req: Request) -> Any:
+        return {"endpoints": [f"{m} {p}" for m, p, _, _ in ROUTES]}
+
+    def health(self, req: Request) -> Any:
+        return {"status": "ok", "bootstrap_servers": self.broker.bootstrap_servers}
+
+    def overview(self, req: Request) -> Any:
+        cluster = self.broker.cluster
+        rates = self.rates()
+        topics = []
+        for _, t in sorted(cluster.topics.items()):
+            item = self._partitions_of(t)
+            item["records_per_second"] = round(rates.get(t.name, 0.0), 2)
+            item["size_bytes"] = sum(p["size_bytes"] for p in item["partitions"])
+            item["records"] = sum(p["high_watermark"] - p["log_start_offset"] for p in item["partitions"])
+            topics.append(item)
+        return {
+            "cluster_id": cluster.cluster_id, "controller_id": cluster.controller_id,
+            "nodes": [{"node_id": n.node_id, "rack": n.rack} for n in cluster.nodes.values()],
+            "listeners": [{"name": li.name, "node_id": li.node_id, "host": li.host, "port": li.port,
+                           "advertised": f"{li.public_host}:{li.public_port}",
+                           "security_protocol": li.security_protocol} for li in cluster.listeners],
+            "bootstrap_servers": self.broker.bootstrap_servers,
+            "now_ms": self.broker.clock.now_ms(),
+            "topics": topics,
+        }
+
+    def list_topics(self, req: Request) -> Any:
+        return {"topics": [self._topic_summary(t) for _, t in sorted(self.broker.cluster.topics.items())]}
+
+    @staticmethod
+    def _topic_summary(t: Topic) -> dict[str, Any]:
+        return {"name": t.name, "topic_id": str(t.topic_id), "partitions": len(t.partitions),
+                "internal": t.internal, "config": t.config.overrides()}
+
+    def _partitions_of(self, t: Topic) -> dict[str, Any]:
+        out = self._topic_summary(t)
+        out["partitions"] = [
+            {"partition": p.index, "leader": p.leader_id, "leader_epoch": p.leader_epoch,
+             "replicas": list(p.replicas), "log_start_offset": p.log.log_start_offset,
+             "high_watermark": p.log.high_watermark, "last_stable_offset": p.log.last_stable_offset,
+             "batches": len(p.log.batches), "size_bytes": p.log.size_bytes}
+            for p in t.partitions
+        ]
+        return out
+
+    def get_topic(self, req: Request) -> Any:
+        return self._partitions_of(self._topic(req.params["name"]))
+
+    def records(self, req: Request) -> Any:
+        t = self._topic(req.params["name"])
+        index = req.int_arg("partition", lo=0)
+        parts = [self._partition(t, index)] if index is not None else list(t.partitions)
+        order = req.choice_arg("order", ("oldest", "newest"))
+        limit = req.int_arg("limit", DEFAULT_LIMIT, lo=0, hi=MAX_LIMIT)
+        assert limit is not None
+        out, next_offsets = read_records(
+            t.name, parts, order=order, offset=req.int_arg("offset", lo=0), limit=limit,
+            key=req.arg("key"), from_ms=req.int_arg("from_ms"), to_ms=req.int_arg("to_ms"),
+            cursor=_cursor(req.arg("cursor")))
+        return {"topic": t.name, "records": [record_json(r) for r in out],
+                "next_offsets": {str(p): o for p, o in next_offsets.items()}}
+
+    def batches(self, req: Request) -> Any:
+        t = self._topic(req.params["name"])
+        p = self._partition(t, req.int_arg("partition", lo=0))
+        raw = req.bool_arg("raw")
+        only = req.int_arg("base_offset", lo=0)
+        out = []
+        for stored in p.log.batches:
+            if only is not None and stored.base_offset != only:
+                continue
+            info = batch_info(stored)
+            item = {f.name: jsonable(getattr(info, f.name)) for f in dataclasses.fields(info) if f.name != "raw"}
+            item["codec"] = info.codec.name.lower()
+            if raw:
+                item["raw_base64"] = base64.b64encode(info.raw).decode("ascii")
+            out.append(item)
+        return {"topic": t.name, "partition": p.index, "batches": out}
+
+    def producers(self, req: Request) -> Any:
+        name = req.arg("topic")
+        index = req.int_arg("partition", lo=0)
+        if index is not None and not name:
+            raise HttpError(400, "bad_query", "partition= needs topic=")
+        topics = [self._topic(name)] if name else [t for _, t in sorted(self.broker.cluster.topics.items())]
+        out = []
+        for t in topics:
+            parts = [self._partition(t, index)] if index is not None else t.partitions
+            for p in parts:
+                table = getattr(p.log, "producers", None)
+                entries = getattr(table, "entries", None) or {}
+                for e in sorted(entries.values(), key=lambda e: e.producer_id):
+                    out.append({
+                        "topic": t.name, "partition": p.index, "producer_id": e.producer_id,
+                        "producer_epoch": e.epoch, "last_sequence": e.last_seq,
+                        "last_timestamp": e.last_timestamp,
+                        "current_txn_start_offset": getattr(e, "current_txn_first_offset", -1),
+                        "coordinator_epoch": getattr(e, "coordinator_epoch", -1),
+                        "batches": [{"first_sequence": b.first_seq, "last_sequence": b.last_seq,
+                                     "first_offset": b.first_offset, "last_offset": b.last_offset,
+                                     "timestamp": b.timestamp} for b in e.batches],
+                    })
+        return {"producers": out}
+
+    def _feature(self, names: tuple[str, ...], holders: tuple[str, ...]) -> list[Any]:
+        """What the broker has under one of `names` (a method called with no arguments, or a collection),
+        looked for on the broker, then on `holders` (coordinator objects); [] when it has none."""
+        candidates = [self.broker, self.broker.cluster]
+        candidates += [getattr(self.broker, h, None) for h in holders]
+        for owner in candidates:
+            if owner is None:
+                continue
+            for name in names:
+                value = getattr(owner, name, None)
+                if value is None:
+                    continue
+                if callable(value):
+                    try:
+                        value = value()
+                    except TypeError:
+                        continue
+                if isinstance(value, dict):
+                    value = list(value.values())
+                result = jsonable(value)
+                return result if isinstance(result, list) else [result]
+        return []
+
+    def transactions(self, req: Request) -> Any:
+        txns = self._feature(("transactions", "list_transactions", "txns"),
+                             ("txn_coordinator", "transaction_coordinator", "txn"))
+        now = self.broker.clock.now_ms()
+        for t in txns:  # how long an open transaction has before the coordinator aborts it
+            if isinstance(t, dict) and isinstance(t.get("start_ms"), int) and isinstance(t.get("timeout_ms"), int):
+                open_ = t["start_ms"] >= 0 and t.get("state") in ("Ongoing", "ONGOING")
+                t["timeout_left_ms"] = max(0, t["start_ms"] + t["timeout_ms"] - now) if open_ else None
+        return {"transactions": txns}
+
+    def groups(self, req: Request) -> Any:
+        return {"groups": self._feature(("groups", "list_groups"), ("group_coordinator", "coordinator"))}
+
+    def group(self, req: Request) -> Any:
+        """One group: its summary, and committed offsets with the lag of each partition."""
+        group_id = req.params["name"]
+        groups = [g for g in self.groups(req)["groups"] if isinstance(g, dict) and g.get("group_id") == group_id]
+        committed = self.broker.committed(group_id)
+        if not groups and not committed:
+            raise HttpError(404, "unknown_group", f"no group {group_id!r}")
+        # Assigned partitions with no committed offset are listed too, committed and lag unknown (None),
+        # as kafka-consumer-groups.sh --describe shows them ("-").
+        assigned = {(topic, index) for g in groups for m in g.get("members") or []
+                    for topic, indexes in (m.get("assignment") or {}).items() for index in indexes}
+        offsets = []
+        for topic, index in sorted(set(committed) | assigned):
+            offset = committed.get((topic, index))
+            p = self.broker.cluster.partition(topic, index)
+            hw = p.log.high_watermark if p is not None else None
+            offsets.append({"topic": topic, "partition": index, "committed": offset, "high_watermark": hw,
+                            "lag": max(0, hw - offset) if hw is not None and offset is not None and offset >= 0
+                            else None})
+        return {"group": groups[0] if groups else {"group_id": group_id, "state": "Empty", "members": []},
+                "offsets": offsets}
+
+    def clock(self, req: Request) -> Any:
+        return {"now_ms": self.broker.clock.now_ms()}
+
+    @staticmethod
+    def _rule_json(rule: Any) -> dict[str, Any]:
+        from mockbroker.protocol.messages import api_name
+
+        out = jsonable(rule)
+        try:
+            out["api_name"] = api_name(rule.api_key)
+        except Exception:
+            out["api_name"] = None
+        if rule.action == "error":
+            try:
+                out["error"] = ErrorCode(rule.error_code).name
+            except ValueError:
+                out["error"] = None
+        return out
+
+    def list_faults(self, req: Request) -> Any:
+        return {"faults": [self._rule_json(r) for r in self.broker.faults.rules]}
+
+    def requests(self, req: Request) -> Any:
+        from mockbroker.protocol.messages import api_name
+
+        api_key = req.int_arg("api_key", lo=0)
+        limit = req.int_arg("limit", 1000, lo=0, hi=100_000)
+        assert limit is not None
+        got = self.broker.received(api_key)
+        got = got[len(got) - limit:] if limit else []
+        out = []
+        for r in got:
+            item = jsonable(r)
+            try:
+                item["api_name"] = api_name(r.api_key)
+            except Exception:
+                item["api_name"] = None
+            out.append(item)
+        return {"requests": out}
+
+    def api_names(self, req: Request) -> Any:
+        """API keys and error codes by name (for the console's forms)."""
+        return {"api_keys": _api_keys(), "error_codes": {e.name: int(e) for e in ErrorCode}}
+
+    # -- changing --------------------------------------------------------------------------------
+    def create_topic(self, req: Request) -> Any:
+        body = req.json()
+        reject_unknown_fields(body, {"name", "partitions", "config"})
+        name = field(body, "name", (str,), "a topic name", required=True)
+        partitions = int_field(body, "partitions", lo=1)
+        config = field(body, "config", (dict,), "an object of topic settings") or {}
+        settings: dict[str, str] = {}
+        for key, value in config.items():
+            if isinstance(value, bool):
+                settings[key] = "true" if value else "false"
+            elif isinstance(value, (int, float, str)):
+                settings[key] = str(value)
+            else:
+                raise HttpError(400, "bad_field", f"config {key!r} must be a string, number or boolean")
+        try:
+            topic = self.broker.create_topic(name, partitions if partitions is not None else -1, settings)
+        except KafkaError as exc:
+            status = 409 if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS else 400
+            raise HttpError(status, exc.code.name.lower(), exc.message or exc.code.name) from None
+        return 201, self._partitions_of(topic)
+
+    def delete_topic(self, req: Request) -> Any:
+        t = self._topic(req.params["name"])
+        self.broker.delete_topic(t.name)
+        return {"deleted": t.name}
+
+    def produce(self, req: Request) -> Any:
+        """Append one record, as a producer without idempotence would (acks=all)."""
+        from mockbroker.protocol.records.builder import build_batch
+        from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend
+
+        t = self._topic(req.params["name"])
+        body = req.json()
+        reject_unknown_fields(body, {"key", "value", "headers", "partition", "encoding", "timestamp"})
+        encoding = field(body, "encoding", (str,), '"utf-8" or "base64"') or "utf-8"
+        if encoding not in ("utf-8", "base64"):
+            raise HttpError(400, "bad_field", f'encoding must be "utf-8" or "base64", got {encoding!r}')
+
+        def data(name: str, value: Any) -> bytes | None:
+            if value is None:
+                return None
+            if not isinstance(value, str):
+                raise HttpError(400, "bad_field", f"{name} must be a string or null")
+            if encoding == "utf-8":
+                return value.encode("utf-8")
+            try:
+                return base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                raise HttpError(400, "bad_field", f"{name} is not valid base64") from None
+
+        key = data("key", body.get("key"))
+        value = data("value", body.get("value"))
+        raw_headers = field(body, "headers", (list, dict), "a list of {key, value} or an object") or []
+        if isinstance(raw_headers, dict):
+            raw_headers = [{"key": k, "value": v} for k, v in raw_headers.items()]
+        headers: list[tuple[str, bytes | None]] = []
+        for h in raw_headers:
+            if not isinstance(h, dict) or not isinstance(h.get("key"), str) or not h["key"]:
+                raise HttpError(400, "bad_field", "each header needs a non-empty string key")
+            headers.append((h["key"], data(f"header {h['key']!r}", h.get("value"))))
+        index = int_field(body, "partition", lo=0)
+        p = self._partition(t, index if index is not None else 0)
+        now = self.broker.clock.now_ms()
+        timestamp = int_field(body, "timestamp", lo=0)
+        batch = build_batch([(key, value, headers, timestamp if timestamp is not None else now)])
+        try:
+            result = self.broker.appender.append_records(p, memoryview(batch), PRODUCE_VERSION, now, None)
+        except (BatchRejected, RejectedBeforeAppend, KafkaError) as exc:
+            raise HttpError(400, exc.code.name.lower(), getattr(exc, "message", None) or exc.code.name) from None
+        return 201, {"topic": t.name, "partition": p.index, "offset": result.base_offset}
+
+    async def compact(self, req: Request) -> Any:
+        body = req.json()
+        reject_unknown_fields(body, {"topic", "partition"})
+        name = field(body, "topic", (str,), "a topic name", required=True)
+        index = int_field(body, "partition", lo=0)
+        compact = getattr(self.broker, "compact", None)
+        if compact is None:
+            raise HttpError(501, "not_implemented", "this broker has no log cleaner yet (MockBroker.compact)")
+        t = self._topic(name)
+        if index is not None:
+            self._partition(t, index)
+        try:
+            result = compact(t.name) if index is None else compact(t.name, index)
+            if inspect.isawaitable(result):
+                result = await result
+        except KafkaError as exc:
+            raise HttpError(400, exc.code.name.lower(), exc.message or exc.code.name) from None
+        except KeyError as exc:
+            raise HttpError(404, "unknown_partition", str(exc.args[0] if exc.args else exc)) from None
+        except ValueError as exc:  # e.g. a topic whose cleanup.policy is not compact
+            raise HttpError(400, "bad_request", str(exc)) from None
+        return {"compacted": t.name, "partition": index, "result": jsonable(result)}
+
+    def retention(self, req: Request) -> Any:
+        body = req.json()
+        reject_unknown_fields(body, {"topic"})
+        name = field(body, "topic", (str,), "a topic name")
+        enforce = getattr(self.broker, "enforce_retention", None)
+        if enforce is None:
+            raise HttpError(501, "not_implemented", "this broker has no retention yet (MockBroker.enforce_retention)")
+        if name is not None:
+            self._topic(name)
+        return {"topic": name, "deleted_segments": jsonable(enforce(name))}
+
+    def advance(self, req: Request) -> Any:
+        body = req.json()
+        reject_unknown_fields(body, {"seconds"})
+        seconds = field(body, "seconds", (int, float), "a number of seconds", required=True)
+        if not math.isfinite(seconds) or seconds < 0:
+            raise HttpError(400, "bad_field", f"seconds must be a finite number >= 0, got {seconds}")
+        self.broker.clock.advance(seconds)
+        return {"now_ms": self.broker.clock.now_ms(), "advanced_seconds": seconds}
+
+    def add_fault(self, req: Request) -> Any:
+        body = req.json()
+        reject_unknown_fields(body, {"api_key", "error", "drop", "delay", "count", "topic", "partition"})
+        raw_key = field(body, "api_key", (int, str), "an API key number or name (e.g. 0 or \"Produce\")",
+                        required=True)
+        keys = _api_keys()
+        if isinstance(raw_key, str):
+            if raw_key not in keys:
+                raise HttpError(400, "bad_field", f"unknown API name {raw_key!r}")
+            api_key = keys[raw_key]
+        else:
+            if raw_key not in keys.values():
+                raise HttpError(400, "bad_field", f"unknown API key {raw_key}")
+            api_key = raw_key
+        chosen = [k for k in ("error", "drop", "delay") if body.get(k) is not None]
+        if len(chosen) != 1:
+            raise HttpError(400, "bad_field", "give exactly one of error, drop, delay")
+        kwargs: dict[str, Any] = {}
+        if "error" in chosen:
+            raw_err = field(body, "error", (int, str), "an error code number or name")
+            try:
+                kwargs["error"] = ErrorCode[raw_err] if isinstance(raw_err, str) else ErrorCode(raw_err)
+            except (KeyError, ValueError):
+                raise HttpError(400, "bad_field", f"unknown error code {raw_err!r}") from None
+        elif "drop" in chosen:
+            drop = field(body, "drop", (str,), '"before" or "after"')
+            if drop not in ("before", "after"):
+                raise HttpError(400, "bad_field", f'drop must be "before" or "after", got {drop!r}')
+            kwargs["drop"] = drop
+        else:
+            delay = field(body, "delay", (int, float), "a number of seconds")
+            if not math.isfinite(delay) or delay < 0:
+                raise HttpError(400, "bad_field", f"delay must be a finite number >= 0, got {delay}")
+            kwargs["delay"] = float(delay)
+        count = int_field(body, "count", lo=1)
+        topic = field(body, "topic", (str,), "a topic name")
+        partition = int_field(body, "partition", lo=0)
+        if partition is not None and topic is None:
+            raise HttpError(400, "bad_field", "partition needs topic")
+        try:
+            rule = self.broker.inject(api_key, count=count or 1, topic=topic, partition=partition, **kwargs)
+        except ValueError as exc:
+            raise HttpError(400, "bad_field", str(exc)) from None
+        return 201, {"fault": self._rule_json(rule)}
+
+    def clear_faults(self, req: Request) -> Any:
+        n = len(self.broker.faults.rules)
+        self.broker.clear_faults()
+        return {"cleared": n}
+
+    def reset(self, req: Request) -> Any:
+        body = req.json()
+        reject_unknown_fields(body, set())
+        deleted = []
+        for name, topic in sorted(self.broker.cluster.topics.items()):
+            if topic.internal:
+                continue
+            self.broker.delete_topic(name)
+            deleted.append(name)
+        faults = len(self.broker.faults.rules)
+        self.broker.clear_faults()
+        self.broker.requests.clear()
+        return {"deleted_topics": deleted, "cleared_faults": faults}
+
+
+ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
+    ("GET", "/", JsonApi.index, "the list of endpoints (a browser asking for HTML gets the console)"),
+    ("GET", "/health", JsonApi.health, "liveness and the bootstrap servers"),
+    ("GET", "/overview", JsonApi.overview, "nodes, listeners, topics with offsets, bytes and record rates"),
+    ("GET", "/topics", JsonApi.list_topics, "every topic: name, id, partition count, config overrides"),
+    ("POST", "/topics", JsonApi.create_topic, "create a topic {name, partitions?, config?} (201)"),
+    ("GET", "/topics/{name}", JsonApi.get_topic, "a topic's partitions: leader, epoch, offsets, batches, bytes"),
+    ("DELETE", "/topics/{name}", JsonApi.delete_topic, "delete a topic"),
+    ("GET", "/topics/{name}/records", JsonApi.records,
+     "decoded records (?partition=&offset=&limit=&order=oldest|newest&key=&from_ms=&to_ms=&cursor=)"),
+    ("POST", "/topics/{name}/records", JsonApi.produce,
+     "append one record {key?, value?, headers?, partition?, timestamp?, encoding?} (201)"),
+    ("GET", "/topics/{name}/batches", JsonApi.batches, "stored batch headers (?partition=&base_offset=&raw=)"),
+    ("GET", "/producers", JsonApi.producers, "producer state per partition (?topic=&partition=)"),
+    ("GET", "/transactions", JsonApi.transactions, "the transaction coordinator's transactional ids"),
+    ("GET", "/groups", JsonApi.groups, "the group coordinator's groups (classic and KIP-848)"),
+    ("GET", "/groups/{name}", JsonApi.group, "one group with committed offsets and lag per partition"),
+    ("POST", "/compact", JsonApi.compact, "run the log cleaner now {topic, partition?}"),
+    ("POST", "/retention", JsonApi.retention, "apply retention now {topic?}"),
+    ("GET", "/clock", JsonApi.clock, "the broker clock, ms"),
+    ("POST", "/clock/advance", JsonApi.advance, "move the broker clock forward {seconds}"),
+    ("GET", "/faults", JsonApi.list_faults, "the fault rules waiting"),
+    ("POST", "/faults", JsonApi.add_fault, "add a fault rule {api_key, error | drop | delay, count?, topic?, "
+     "partition?} (201)"),
+    ("DELETE", "/faults", JsonApi.clear_faults, "remove every fault rule"),
+    ("GET", "/requests", JsonApi.requests, "the requests received, most recent last (?api_key=&limit=)"),
+    ("GET", "/names", JsonApi.api_names, "API keys and error codes by name"),
+    ("POST", "/reset", JsonApi.reset, "delete every topic, clear fault rules and the request record"),
+]

@@ -1,0 +1,162 @@
+"""What a JSON endpoint of the control API sees of a request, and how it says no.
+
+`Request` holds an HTTP request already parsed by aiohttp (method, path, query, headers, body) plus
+the path parameters of its route; its helpers read query parameters and JSON bodies and raise
+`HttpError` (status, error kind, message) for anything the caller got wrong. `encoded` and `jsonable`
+turn broker objects (bytes, dataclasses, enums, sets) into JSON. No I/O here.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import json
+from typing import Any
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 10_000
+
+
+class HttpError(Exception):
+    """A 4xx/5xx answer: {"error": error, "message": message} with `status` (and extra headers)."""
+
+    def __init__(self, status: int, error: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error = error
+        self.message = message
+        self.headers = headers or {}
+
+
+@dataclasses.dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+    params: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def json(self) -> dict[str, Any]:
+        """The body as a JSON object ({} when empty)."""
+        if not self.body.strip():
+            return {}
+        try:
+            value = json.loads(self.body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise HttpError(400, "bad_json", f"the body is not JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise HttpError(400, "bad_json", "the body must be a JSON object")
+        return value
+
+    def arg(self, name: str) -> str | None:
+        values = self.query.get(name)
+        if not values:
+            return None
+        if len(values) > 1:
+            raise HttpError(400, "bad_query", f"query parameter {name} given {len(values)} times")
+        return values[0]
+
+    def int_arg(self, name: str, default: int | None = None, *, lo: int | None = None,
+                hi: int | None = None) -> int | None:
+        raw = self.arg(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise HttpError(400, "bad_query", f"query parameter {name}={raw!r} is not an integer") from None
+        check_range(name, value, lo, hi, "bad_query")
+        return value
+
+    def bool_arg(self, name: str) -> bool:
+        raw = (self.arg(name) or "").lower()
+        if raw in ("", "0", "false", "no"):
+            return False
+        if raw in ("1", "true", "yes"):
+            return True
+        raise HttpError(400, "bad_query", f"query parameter {name}={raw!r} is not true or false")
+
+    def choice_arg(self, name: str, choices: tuple[str, ...]) -> str:
+        """One of `choices` (the first when absent)."""
+        raw = self.arg(name)
+        if raw is None or raw == "":
+            return choices[0]
+        if raw not in choices:
+            raise HttpError(400, "bad_query", f"query parameter {name}={raw!r} is not one of {', '.join(choices)}")
+        return raw
+
+
+def check_range(name: str, value: int | float, lo: int | float | None, hi: int | float | None, kind: str) -> None:
+    if lo is not None and value < lo:
+        raise HttpError(400, kind, f"{name} must be >= {lo}, got {value}")
+    if hi is not None and value > hi:
+        raise HttpError(400, kind, f"{name} must be <= {hi}, got {value}")
+
+
+# -- JSON body fields ------------------------------------------------------------------------------------
+
+
+def field(body: dict[str, Any], name: str, types: tuple[type, ...], what: str, *, required: bool = False) -> Any:
+    if name not in body or body[name] is None:
+        if required:
+            raise HttpError(400, "missing_field", f"field {name!r} is required ({what})")
+        return None
+    value = body[name]
+    if isinstance(value, bool) and bool not in types:
+        raise HttpError(400, "bad_field", f"field {name!r} must be {what}, got {json.dumps(value)}")
+    if not isinstance(value, types):
+        raise HttpError(400, "bad_field", f"field {name!r} must be {what}, got {json.dumps(value)}")
+    return value
+
+
+def int_field(body: dict[str, Any], name: str, *, required: bool = False, lo: int | None = None,
+              hi: int | None = None) -> int | None:
+    value = field(body, name, (int,), "an integer", required=required)
+    if value is not None:
+        check_range(name, value, lo, hi, "bad_field")
+    return value
+
+
+def reject_unknown_fields(body: dict[str, Any], allowed: set[str]) -> None:
+    extra = sorted(set(body) - allowed)
+    if extra:
+        raise HttpError(400, "unknown_field", f"unknown field(s) {', '.join(extra)}; expected {', '.join(sorted(allowed))}")
+
+
+# -- JSON out --------------------------------------------------------------------------------------------
+
+
+def encoded(data: bytes | None) -> tuple[str | None, str | None]:
+    """(text, encoding): UTF-8 text when the bytes decode, else base64; (None, None) for null."""
+    if data is None:
+        return None, None
+    try:
+        return bytes(data).decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return base64.b64encode(bytes(data)).decode("ascii"), "base64"
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """A JSON-ready copy of what a broker feature returns (dataclasses, enums, bytes, sets, objects)."""
+    if depth > 8:
+        return repr(value)
+    if isinstance(value, enum.Enum):
+        return value.name
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return encoded(bytes(value))[0]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((jsonable(v, depth + 1) for v in value), key=repr)
+    if isinstance(value, (list, tuple)) or hasattr(value, "__iter__") and not hasattr(value, "__dict__"):
+        return [jsonable(v, depth + 1) for v in value]
+    if hasattr(value, "__dict__"):
+        return {k: jsonable(v, depth + 1) for k, v in vars(value).items()
+                if not k.startswith("_") and not callable(v)}
+    return repr(value)
