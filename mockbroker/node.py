@@ -71,6 +71,11 @@ class BrokerNode:
                 pending_transactional_offsets=lambda g, t, p: txn.has_pending_offsets(g, t, p))
         return self._group_coordinator
 
+    @property
+    def group_coordinator_started(self) -> bool:
+        """Whether any group was ever asked for here (looking must not make the coordinator)."""
+        return self._group_coordinator is not None
+
     def aborted_transactions(self, partition: Partition, start: int, end: int) -> list[tuple[int, int]]:
         """(producer id, first offset) of aborted transactions overlapping [start, end) (read_committed)."""
         return self.txn_coordinator.aborted_transactions(partition.log, start, end)

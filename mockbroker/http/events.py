@@ -112,7 +112,7 @@ class EventHub:
             self.publish("clock", {"now_ms": now_ms})
 
     def _group_list(self) -> list[Any]:
-        if "_group_coordinator" not in self.broker.__dict__:
+        if not self.broker.node.group_coordinator_started:
             return []  # no group was ever asked for: do not make the coordinator just to look
         return [jsonable(g) for g in self.broker.group_coordinator.summaries()]
 
