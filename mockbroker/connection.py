@@ -39,6 +39,7 @@ from mockbroker.protocol.messages import decode_request, encode_response
 from mockbroker.protocol.primitives import Writer
 
 if TYPE_CHECKING:
+    from mockbroker.security import ConnectionSecurity
     from mockbroker.server import MockBroker
     from mockbroker.state.cluster import Listener
 
@@ -87,6 +88,7 @@ class Connection(asyncio.Protocol):
         self._read_paused = False
         self._closed = False
         self._out: collections.deque[bytes | bytearray | memoryview] = collections.deque()  # see _drain
+        self.security: ConnectionSecurity | None = None  # SSL / SASL listeners (mockbroker/security)
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -101,6 +103,9 @@ class Connection(asyncio.Protocol):
                 pass
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.ctx = RequestContext(self.broker, self.listener, next(_ids), str(peer[0]), int(peer[1]))
+        self.security = self.broker.security.for_connection(self.listener, transport.get_extra_info("ssl_object"))
+        if self.security is not None:
+            self.ctx.extra["security"] = self.security
         self.broker._connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -158,11 +163,19 @@ class Connection(asyncio.Protocol):
     def _handle_frame(self, frame: bytearray) -> None:
         if self.broker.capture is not None:
             self.broker.capture.append(bytes(frame))
+        if self.security is not None and self.security.sasl is not None and self.security.sasl.expects_raw_token:
+            self._raw_sasl_token(frame)
+            return
         try:
             header, reader = hdr.decode_request_header(frame)
         except ProtocolError as exc:
             self._close(f"unreadable request header: {exc}")
             return
+        if self.security is not None:
+            refused = self.security.gate(header.api_key, header.api_version)
+            if refused is not None:
+                self._close(refused.reason)
+                return
         spec = dispatch.lookup(header.api_key)
         if spec is None:
             self._close(f"API key {header.api_key} is not served")
@@ -205,6 +218,21 @@ class Connection(asyncio.Protocol):
             self._close(result.reason)
         elif result is not None:
             self._send(header, result)
+        if self.security is not None and self.security.sasl is not None and self.security.sasl.failed:
+            self._close("SASL authentication failed")  # after its answer, as Kafka
+
+    def _raw_sasl_token(self, frame: bytearray) -> None:
+        """After a v0 SaslHandshake: the frame is a bare SASL token, the answer a size-prefixed token."""
+        from mockbroker.security.sasl import SaslFailure
+
+        assert self.security is not None and self.security.sasl is not None
+        try:
+            reply = self.security.sasl.authenticate(bytes(frame))
+        except SaslFailure as exc:
+            self._close(f"SASL authentication failed: {exc.message}")
+            return
+        if self.transport is not None and not self._closed:
+            self.transport.write(len(reply).to_bytes(4, "big") + reply)
 
     def cancel_pending(self) -> asyncio.Task[None] | None:
         """Cancel a waiting handler (connection gone, broker stopping); its task, if one was running."""

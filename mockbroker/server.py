@@ -16,7 +16,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker import dispatch, error_responses
 from mockbroker.clock import Clock
@@ -26,6 +26,7 @@ from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
 from mockbroker.maintenance import LogMaintenance
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.scheduler import Scheduler
+from mockbroker.security import BrokerSecurity, parse_protocol_map, principal_of, resolve_protocols
 from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
 from mockbroker.state.cluster import Cluster, Listener, Partition, Topic
@@ -34,6 +35,9 @@ from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.groups import GroupCoordinator, GroupSummary
 from mockbroker.state.segments import describe_segments
 from mockbroker.state.txn import TransactionInfo, TxnCoordinator
+
+if TYPE_CHECKING:
+    from mockbroker.security.tls import BrokerTls, TlsConfig
 
 log = logging.getLogger("mockbroker")
 T = TypeVar("T")
@@ -57,11 +61,23 @@ class MockBroker:
         clock: Clock | None = None,
         listeners: list[Listener] | None = None,
         max_request_size: int | None = None,
+        security: str | None = None,
+        users: dict[str, str] | None = None,
+        sasl_mechanisms: list[str] | None = None,
+        tls: TlsConfig | None = None,
     ) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
         config: broker settings in Kafka's names (e.g. {"log.retention.ms": "1000"}).
         listeners: several named listeners (bind + advertised address each); default one PLAINTEXT.
+        security: the default listener's security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL);
+            the listener is then named after it. Named listeners take Listener(..., security_protocol=...)
+            or config["listener.security.protocol.map"].
+        users: {name: password} who may log in with every enabled SASL mechanism (see add_user).
+        sasl_mechanisms: the enabled mechanisms (default PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; or
+            config["sasl.enabled.mechanisms"]).
+        tls: TLS key material and ssl.client.auth (mockbroker.security.tls.TlsConfig); by default a
+            throwaway CA and server certificate, in broker.tls (ca_file, ca_pem, client_cert()).
         """
         settings = dict(config or {})
         if partitions is not None:
@@ -75,7 +91,11 @@ class MockBroker:
                                clock=self.clock)
         self.node_id = node_id
         if listeners is None:
-            listeners = [Listener("PLAINTEXT", node_id, host, port, advertised_host, advertised_port)]
+            protocol = (security or "PLAINTEXT").upper()
+            listeners = [Listener(protocol, node_id, host, port, advertised_host, advertised_port, protocol)]
+        self.security = self._security_settings(listeners, settings, sasl_mechanisms, tls)
+        for name, password in (users or {}).items():
+            self.security.credentials.add_user(name, password, self.security.mechanisms)
         self.cluster.listeners = listeners
         self.scheduler = Scheduler(self.clock)
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
@@ -96,6 +116,20 @@ class MockBroker:
         self._stopping = False
         dispatch.load_handlers()
 
+    @staticmethod
+    def _security_settings(listeners: list[Listener], settings: dict[str, Any], mechanisms: list[str] | None,
+                           tls: TlsConfig | None) -> BrokerSecurity:
+        """Listener protocols, SASL mechanisms and TLS from the arguments and Kafka's setting names."""
+        protocol_map = settings.get("listener.security.protocol.map")
+        resolve_protocols(listeners, parse_protocol_map(str(protocol_map)) if protocol_map else None)
+        if mechanisms is None and settings.get("sasl.enabled.mechanisms"):
+            mechanisms = [m.strip() for m in str(settings["sasl.enabled.mechanisms"]).split(",") if m.strip()]
+        if tls is None and settings.get("ssl.client.auth"):
+            from mockbroker.security.tls import TlsConfig
+
+            tls = TlsConfig(client_auth=str(settings["ssl.client.auth"]).lower())
+        return BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls)
+
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> MockBroker:
         self._loop = asyncio.get_running_loop()
@@ -103,11 +137,16 @@ class MockBroker:
         self.scheduler.call_later(PRODUCER_EXPIRATION_CHECK_MS, self._expire_producers)
         self.log_maintenance.start()
         for listener in self.cluster.listeners:
+            context = self.security.ssl_context(listener)
+            tls_options: dict[str, Any] = {}
+            if context is not None:
+                tls_options = {"ssl": context, "ssl_handshake_timeout": self.security.handshake_timeout_s()}
             server = await self._loop.create_server(
                 lambda lst=listener: Connection(self, lst),  # type: ignore[misc]
                 listener.host,
                 listener.port,
                 reuse_address=True,
+                **tls_options,
             )
             if listener.port == 0:
                 listener.port = server.sockets[0].getsockname()[1]
@@ -182,6 +221,37 @@ class MockBroker:
         """"host:port" of the first listener (its advertised address)."""
         first = self.cluster.listeners[0]
         return f"{first.public_host}:{first.public_port}"
+
+    def listener(self, name: str) -> Listener:
+        """The listener called name."""
+        for lst in self.cluster.listeners:
+            if lst.name == name:
+                return lst
+        raise KeyError(f"no listener {name!r}")
+
+    def bootstrap_for(self, name: str) -> str:
+        """"host:port" of the listener called name (its advertised address)."""
+        lst = self.listener(name)
+        return f"{lst.public_host}:{lst.public_port}"
+
+    # -- security (mockbroker/security) -----------------------------------------------------------
+    @property
+    def tls(self) -> BrokerTls:
+        """The TLS material of the SSL / SASL_SSL listeners: ca_file, ca_pem, client_cert(name)."""
+        tls = self.security.tls
+        if tls is None:
+            raise ValueError("no listener of this broker uses TLS (security_protocol SSL or SASL_SSL)")
+        return tls
+
+    def add_user(self, name: str, password: str, mechanism: str | list[str] | None = None,
+                 iterations: int = 4096) -> None:
+        """Let name log in with password: with one mechanism, a list, or (None) every enabled one."""
+        mechanisms = self.security.mechanisms if mechanism is None else (
+            [mechanism] if isinstance(mechanism, str) else list(mechanism))
+        self._call(self.security.credentials.add_user, name, password, mechanisms, iterations)
+
+    def remove_user(self, name: str) -> None:
+        self._call(self.security.credentials.remove_user, name)
 
     @property
     def host(self) -> str:
@@ -364,7 +434,7 @@ class MockBroker:
     def record_request(self, ctx: RequestContext, header: Any) -> None:
         self.requests.append(
             ReceivedRequest(header.api_key, header.api_version, header.client_id, header.correlation_id,
-                            self.clock.now_ms(), ctx.connection_id)
+                            self.clock.now_ms(), ctx.connection_id, principal_of(ctx), ctx.listener.name)
         )
         if len(self.requests) > 100_000:
             del self.requests[:50_000]
