@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 from scramp import ScramClient
 
-from mockbroker.security.credentials import Credentials, credential_from_password, credential_from_salted_password
+from mockbroker.security.credentials import (
+    Credentials,
+    credential_from_password,
+    credential_from_salted_password,
+)
 from mockbroker.security.sasl import (
     AuthState,
     PlainServer,
