@@ -42,6 +42,7 @@ def metadata_ok(c: RawClient) -> bool:
 def test_ssl_listener_serves_tls_12_and_13_with_the_generated_ca(mockbroker: MockBroker,
                                                                  version: ssl.TLSVersion) -> None:
     with tls_client(mockbroker.host, mockbroker.port, mockbroker.tls.ca_file, version=version) as c:
+        assert isinstance(c.sock, ssl.SSLSocket)
         assert c.sock.version() == {ssl.TLSVersion.TLSv1_2: "TLSv1.2", ssl.TLSVersion.TLSv1_3: "TLSv1.3"}[version]
         assert metadata_ok(c)
     last = mockbroker.received(METADATA)[-1]
@@ -130,7 +131,7 @@ def test_user_given_pem_and_pkcs12_key_material(mockbroker_factory: Callable[...
     (tmp_path / "server.pem").write_bytes(cert_pem)
     (tmp_path / "server.key").write_bytes(key_pem)
     (tmp_path / "server.p12").write_bytes(pkcs12.serialize_key_and_certificates(
-        b"server", load_pem_private_key(key_pem, None), load_pem_x509_certificate(cert_pem), None,
+        b"server", load_pem_private_key(key_pem, None), load_pem_x509_certificate(cert_pem), None,  # type: ignore[arg-type]
         BestAvailableEncryption(b"changeit")))
     for tls in (TlsConfig(certfile=str(tmp_path / "server.pem"), keyfile=str(tmp_path / "server.key")),
                 TlsConfig(keystore=str(tmp_path / "server.p12"), keystore_password="changeit")):
