@@ -219,7 +219,14 @@ class Connection(asyncio.Protocol):
         elif result is not None:
             self._send(header, result)
         if self.security is not None and self.security.sasl is not None and self.security.sasl.failed:
-            self._close("SASL authentication failed")  # after its answer, as Kafka
+            self._close_after_failed_authentication("SASL authentication failed")
+
+    def _close_after_failed_authentication(self, reason: str) -> None:
+        """Stop reading and close after connections.failed.authentication.delay.ms, as Kafka (KIP-306)."""
+        self._pause_reading()
+        self._busy = True  # nothing more is processed
+        delay = self.broker.security.failed_authentication_delay_s
+        asyncio.get_running_loop().call_later(delay, self._close, reason)
 
     def _raw_sasl_token(self, frame: bytearray) -> None:
         """After a v0 SaslHandshake: the frame is a bare SASL token, the answer a size-prefixed token."""
@@ -229,7 +236,7 @@ class Connection(asyncio.Protocol):
         try:
             reply = self.security.sasl.authenticate(bytes(frame))
         except SaslFailure as exc:
-            self._close(f"SASL authentication failed: {exc.message}")
+            self._close_after_failed_authentication(f"SASL authentication failed: {exc.message}")
             return
         if self.transport is not None and not self._closed:
             self.transport.write(len(reply).to_bytes(4, "big") + reply)

@@ -128,7 +128,8 @@ class MockBroker:
             from mockbroker.security.tls import TlsConfig
 
             tls = TlsConfig(client_auth=str(settings["ssl.client.auth"]).lower())
-        return BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls)
+        delay = int(settings.get("connections.failed.authentication.delay.ms", 100))
+        return BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls, failed_authentication_delay_ms=delay)
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> MockBroker:

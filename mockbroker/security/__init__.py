@@ -70,8 +70,11 @@ class BrokerSecurity:
     """Users, SASL mechanisms and TLS of one broker."""
 
     def __init__(self, listeners: list[Listener], *, mechanisms: list[str] | None = None,
-                 tls: TlsConfig | None = None) -> None:
+                 tls: TlsConfig | None = None, failed_authentication_delay_ms: int = 100) -> None:
         self.listeners = listeners
+        # Kafka's connections.failed.authentication.delay.ms: a connection whose authentication failed is
+        # closed this long after the failure's answer (real time: it is about sockets, not the broker clock).
+        self.failed_authentication_delay_s = failed_authentication_delay_ms / 1000
         self.credentials = Credentials()
         self.mechanisms = list(mechanisms) if mechanisms is not None else list(DEFAULT_MECHANISMS)
         unknown = [m for m in self.mechanisms if m not in ALL_MECHANISMS]
