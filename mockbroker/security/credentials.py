@@ -6,13 +6,12 @@ StoredKey, ServerKey, iterations; RFC 5802), which AlterUserScramCredentials cre
 deletes and DescribeUserScramCredentials lists. A user added with `add_user` gets both: its password
 for PLAIN and a credential for each SCRAM mechanism asked for.
 
-scramp is imported only when a SCRAM credential is made from a password.
+scramp is imported only when a SCRAM credential is made from a password, hashlib and hmac only when a
+credential is made or checked (the broker's start-up does not pay for them).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 from dataclasses import dataclass
 
@@ -39,6 +38,9 @@ class ScramCredential:
 def credential_from_salted_password(mechanism: str, salt: bytes, salted_password: bytes,
                                     iterations: int) -> ScramCredential:
     """StoredKey = H(HMAC(SaltedPassword, "Client Key")), ServerKey = HMAC(SaltedPassword, "Server Key")."""
+    import hashlib
+    import hmac
+
     hash_name = SCRAM_MECHANISMS[mechanism][1]
     client_key = hmac.digest(salted_password, b"Client Key", hash_name)
     stored_key = hashlib.new(hash_name, client_key).digest()
@@ -78,6 +80,8 @@ class Credentials:
         self.scram.pop(name, None)
 
     def check_plain(self, name: str, password: str) -> bool:
+        import hmac
+
         expected = self.plain.get(name)
         return expected is not None and hmac.compare_digest(expected.encode(), password.encode())
 
