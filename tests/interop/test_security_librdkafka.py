@@ -119,3 +119,19 @@ def test_kcat_wrong_password_fails(mockbroker_factory: Callable[..., MockBroker]
     out = run_kcat(["-b", setup.broker.bootstrap_servers, *options, "-L", "-m", "10"], timeout=60, check=False)
     assert out.returncode != 0
     assert b"Authentication failed" in out.stderr
+
+
+@pytest.mark.mockbroker(security="SASL_SSL", users={"alice": "secret"})
+def test_readme_security_example(mockbroker: MockBroker) -> None:
+    """The README's Security example, as written there."""
+    producer = Producer({
+        "bootstrap.servers": mockbroker.bootstrap_servers,
+        "security.protocol": "SASL_SSL",
+        "ssl.ca.location": mockbroker.tls.ca_file,     # the broker's throwaway CA
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "alice",
+        "sasl.password": "secret",
+    })
+    producer.produce("orders", b"{}")
+    assert producer.flush(30) == 0
+    assert {r.principal for r in mockbroker.received(0)} == {"User:alice"}   # 0 = Produce
