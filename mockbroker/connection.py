@@ -106,6 +106,8 @@ class Connection(asyncio.Protocol):
         self.security = self.broker.security.for_connection(self.listener, transport.get_extra_info("ssl_object"))
         if self.security is not None:
             self.ctx.extra["security"] = self.security
+            if self.security.sasl is not None:  # Kafka's sasl.server.max.receive.size until authenticated
+                self.decoder.max_frame_size = min(self.decoder.max_frame_size, self.security.max_receive_before_auth)
         self.broker._connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -218,8 +220,16 @@ class Connection(asyncio.Protocol):
             self._close(result.reason)
         elif result is not None:
             self._send(header, result)
-        if self.security is not None and self.security.sasl is not None and self.security.sasl.failed:
+        if self.security is not None and self.security.sasl is not None:
+            self._after_sasl_step()
+
+    def _after_sasl_step(self) -> None:
+        """Close a failed authentication (after Kafka's delay); lift the frame limit once authenticated."""
+        assert self.security is not None and self.security.sasl is not None
+        if self.security.sasl.failed:
             self._close_after_failed_authentication("SASL authentication failed")
+        elif self.security.sasl.user is not None:
+            self.decoder.max_frame_size = int(self.broker.cluster.config.get("socket.request.max.bytes"))
 
     def _close_after_failed_authentication(self, reason: str) -> None:
         """Stop reading and close after connections.failed.authentication.delay.ms, as Kafka (KIP-306)."""
@@ -240,6 +250,7 @@ class Connection(asyncio.Protocol):
             return
         if self.transport is not None and not self._closed:
             self.transport.write(len(reply).to_bytes(4, "big") + reply)
+        self._after_sasl_step()
 
     def cancel_pending(self) -> asyncio.Task[None] | None:
         """Cancel a waiting handler (connection gone, broker stopping); its task, if one was running."""

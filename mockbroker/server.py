@@ -129,7 +129,9 @@ class MockBroker:
 
             tls = TlsConfig(client_auth=str(settings["ssl.client.auth"]).lower())
         delay = int(settings.get("connections.failed.authentication.delay.ms", 100))
-        return BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls, failed_authentication_delay_ms=delay)
+        security = BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls, failed_authentication_delay_ms=delay)
+        security.max_receive_before_auth = int(settings.get("sasl.server.max.receive.size", 524288))
+        return security
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> MockBroker:

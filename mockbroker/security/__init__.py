@@ -75,6 +75,9 @@ class BrokerSecurity:
         # Kafka's connections.failed.authentication.delay.ms: a connection whose authentication failed is
         # closed this long after the failure's answer (real time: it is about sockets, not the broker clock).
         self.failed_authentication_delay_s = failed_authentication_delay_ms / 1000
+        # Kafka's sasl.server.max.receive.size: the largest frame a SASL connection may send before it is
+        # authenticated (a bigger one closes the connection).
+        self.max_receive_before_auth = 524288
         self.credentials = Credentials()
         self.mechanisms = list(mechanisms) if mechanisms is not None else list(DEFAULT_MECHANISMS)
         unknown = [m for m in self.mechanisms if m not in ALL_MECHANISMS]
@@ -122,14 +125,15 @@ class BrokerSecurity:
             from mockbroker.security.sasl import SaslAuthenticator
 
             authenticator = SaslAuthenticator(self.mechanisms, self.credentials)
-        return ConnectionSecurity(listener.name, protocol, principal, authenticator)
+        return ConnectionSecurity(listener.name, protocol, principal, authenticator, self.max_receive_before_auth)
 
 
 class ConnectionSecurity:
     """One connection's principal and SASL state."""
 
     def __init__(self, listener_name: str, protocol: str, principal: str,
-                 sasl: SaslAuthenticator | None) -> None:
+                 sasl: SaslAuthenticator | None, max_receive_before_auth: int = 524288) -> None:
+        self.max_receive_before_auth = max_receive_before_auth
         self.listener_name = listener_name
         self.protocol = protocol
         self._principal = principal

@@ -231,3 +231,22 @@ def test_user_added_while_running_logs_in_and_removed_user_cannot(mockbroker: Mo
         client = ScramClient(["SCRAM-SHA-512"], "carol", "pw")
         resp = c.request(SASL_AUTHENTICATE, 2, {"auth_bytes": client.get_client_first().encode()})
         assert resp.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+
+
+def test_frame_over_sasl_server_max_receive_size_before_authentication_closes(mockbroker: MockBroker) -> None:
+    with connect(mockbroker) as c:
+        c.send_frame(struct.pack(">i", 524289))  # Kafka's sasl.server.max.receive.size is 512 KiB
+        assert c.is_closed_by_peer()
+    still_serving(mockbroker)
+
+
+def test_large_requests_are_served_once_authenticated(mockbroker: MockBroker) -> None:
+    with connect(mockbroker) as c:
+        handshake(c, "PLAIN")
+        authenticate(c, b"\0alice\0secret")
+        topics = [{"name": f"t{i:06d}"} for i in range(60_000)]  # a Metadata request of about 600 KB
+        frame = c.encode(METADATA, 12, {"topics": topics, "allow_auto_topic_creation": False})
+        assert len(frame) > 524288
+        c.send_frame(frame)
+        _, resp = c.recv(METADATA, 12)
+        assert len(resp.topics) == 60_000
