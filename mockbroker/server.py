@@ -37,6 +37,7 @@ from mockbroker.state.segments import describe_segments
 from mockbroker.state.txn import TransactionInfo, TxnCoordinator
 
 if TYPE_CHECKING:
+    from mockbroker.security.oauth import OAuthConfig
     from mockbroker.security.tls import BrokerTls, TlsConfig
 
 log = logging.getLogger("mockbroker")
@@ -65,6 +66,7 @@ class MockBroker:
         users: dict[str, str] | None = None,
         sasl_mechanisms: list[str] | None = None,
         tls: TlsConfig | None = None,
+        oauth: OAuthConfig | None = None,
     ) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
@@ -78,6 +80,8 @@ class MockBroker:
             config["sasl.enabled.mechanisms"]).
         tls: TLS key material and ssl.client.auth (mockbroker.security.tls.TlsConfig); by default a
             throwaway CA and server certificate, in broker.tls (ca_file, ca_pem, client_cert()).
+        oauth: OAUTHBEARER token validation (mockbroker.security.oauth.OAuthConfig); given, OAUTHBEARER
+            is enabled by default (else list it in sasl_mechanisms: unsecured JWTs, Kafka's default).
         """
         settings = dict(config or {})
         if partitions is not None:
@@ -93,7 +97,8 @@ class MockBroker:
         if listeners is None:
             protocol = (security or "PLAINTEXT").upper()
             listeners = [Listener(protocol, node_id, host, port, advertised_host, advertised_port, protocol)]
-        self.security = self._security_settings(listeners, settings, sasl_mechanisms, tls)
+        self.security = self._security_settings(listeners, settings, sasl_mechanisms, tls, oauth)
+        self.security.now_ms = self.clock.now_ms
         for name, password in (users or {}).items():
             self.security.credentials.add_user(name, password, self.security.mechanisms)
         self.cluster.listeners = listeners
@@ -118,7 +123,7 @@ class MockBroker:
 
     @staticmethod
     def _security_settings(listeners: list[Listener], settings: dict[str, Any], mechanisms: list[str] | None,
-                           tls: TlsConfig | None) -> BrokerSecurity:
+                           tls: TlsConfig | None, oauth: OAuthConfig | None) -> BrokerSecurity:
         """Listener protocols, SASL mechanisms and TLS from the arguments and Kafka's setting names."""
         protocol_map = settings.get("listener.security.protocol.map")
         resolve_protocols(listeners, parse_protocol_map(str(protocol_map)) if protocol_map else None)
@@ -129,7 +134,8 @@ class MockBroker:
 
             tls = TlsConfig(client_auth=str(settings["ssl.client.auth"]).lower())
         delay = int(settings.get("connections.failed.authentication.delay.ms", 100))
-        security = BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls, failed_authentication_delay_ms=delay)
+        security = BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls, failed_authentication_delay_ms=delay,
+                                  oauth=oauth)
         security.max_receive_before_auth = int(settings.get("sasl.server.max.receive.size", 524288))
         return security
 

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.security.credentials import ALL_MECHANISMS, Credentials
+from mockbroker.security.credentials import ALL_MECHANISMS, SERVED_MECHANISMS, Credentials
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mockbroker.security.oauth import OAuthConfig
     from mockbroker.security.sasl import Gate, SaslAuthenticator
     from mockbroker.security.tls import BrokerTls, TlsConfig
     from mockbroker.state.cluster import Listener
@@ -70,8 +73,11 @@ class BrokerSecurity:
     """Users, SASL mechanisms and TLS of one broker."""
 
     def __init__(self, listeners: list[Listener], *, mechanisms: list[str] | None = None,
-                 tls: TlsConfig | None = None, failed_authentication_delay_ms: int = 100) -> None:
+                 tls: TlsConfig | None = None, failed_authentication_delay_ms: int = 100,
+                 oauth: OAuthConfig | None = None, now_ms: Callable[[], int] | None = None) -> None:
         self.listeners = listeners
+        self.oauth = oauth  # OAUTHBEARER token validation (enabled by default when given)
+        self.now_ms = now_ms  # the broker clock, for token expiry
         # Kafka's connections.failed.authentication.delay.ms: a connection whose authentication failed is
         # closed this long after the failure's answer (real time: it is about sockets, not the broker clock).
         self.failed_authentication_delay_s = failed_authentication_delay_ms / 1000
@@ -79,10 +85,12 @@ class BrokerSecurity:
         # authenticated (a bigger one closes the connection).
         self.max_receive_before_auth = 524288
         self.credentials = Credentials()
-        self.mechanisms = list(mechanisms) if mechanisms is not None else list(DEFAULT_MECHANISMS)
-        unknown = [m for m in self.mechanisms if m not in ALL_MECHANISMS]
+        if mechanisms is None:
+            mechanisms = DEFAULT_MECHANISMS + (["OAUTHBEARER"] if oauth is not None else [])
+        self.mechanisms = list(mechanisms)
+        unknown = [m for m in self.mechanisms if m not in SERVED_MECHANISMS]
         if unknown:
-            raise ValueError(f"SASL mechanisms not served: {', '.join(unknown)} (served: {', '.join(ALL_MECHANISMS)})")
+            raise ValueError(f"SASL mechanisms not served: {', '.join(unknown)} (served: {', '.join(SERVED_MECHANISMS)})")
         self.tls_config = tls
         self._tls: BrokerTls | None = None
 
@@ -124,7 +132,7 @@ class BrokerSecurity:
         if uses_sasl(protocol):
             from mockbroker.security.sasl import SaslAuthenticator
 
-            authenticator = SaslAuthenticator(self.mechanisms, self.credentials)
+            authenticator = SaslAuthenticator(self.mechanisms, self.credentials, self.oauth, self.now_ms)
         return ConnectionSecurity(listener.name, protocol, principal, authenticator, self.max_receive_before_auth)
 
 

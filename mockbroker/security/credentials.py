@@ -25,6 +25,8 @@ SCRAM_BY_TYPE: dict[int, str] = {type_id: name for name, (type_id, _, _) in SCRA
 MAX_ITERATIONS = 16384
 DEFAULT_ITERATIONS = 4096
 ALL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+# OAUTHBEARER needs no stored credential: the token is validated (oauth.py).
+SERVED_MECHANISMS = (*ALL_MECHANISMS, "OAUTHBEARER")
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class Credentials:
                 self.plain[name] = password
             elif mechanism in SCRAM_MECHANISMS:
                 self.scram.setdefault(name, {})[mechanism] = credential_from_password(mechanism, password, iterations)
+            elif mechanism == "OAUTHBEARER":
+                continue
             else:
                 raise ValueError(f"unknown SASL mechanism {mechanism!r} (known: {', '.join(ALL_MECHANISMS)})")
 

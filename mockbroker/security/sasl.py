@@ -6,6 +6,7 @@ Mechanism servers (`evaluate(token) -> token`, `complete`, `authorization_id`), 
 - SCRAM-SHA-256 / SCRAM-SHA-512 (RFC 5802, RFC 7677) through scramp: client-first, server-first,
   client-final, server-final. Unknown user, bad proof, bad nonce, malformed messages: the generic
   message, as Kafka (which never tells an unauthenticated client whether a user exists).
+- OAUTHBEARER (RFC 7628): oauth.py.
 
 SaslAuthenticator follows Kafka's SaslServerAuthenticator states:
     HANDSHAKE_OR_VERSIONS --ApiVersions--> HANDSHAKE --SaslHandshake(ok)--> AUTHENTICATE --done--> COMPLETE
@@ -19,10 +20,14 @@ session_lifetime_ms is 0 (no re-authentication).
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from mockbroker.security.credentials import SCRAM_MECHANISMS, Credentials
+
+if TYPE_CHECKING:
+    from mockbroker.security.oauth import OAuthConfig
 
 API_VERSIONS = 18
 SASL_HANDSHAKE = 17
@@ -137,12 +142,23 @@ class ScramServer:
         raise SaslFailure(generic_failure(self.mechanism))
 
 
-def mechanism_server(mechanism: str, credentials: Credentials) -> MechanismServer:
+def mechanism_server(mechanism: str, credentials: Credentials, oauth: OAuthConfig | None = None,
+                     now_ms: Callable[[], int] | None = None) -> MechanismServer:
     if mechanism == "PLAIN":
         return PlainServer(credentials)
     if mechanism in SCRAM_MECHANISMS:
         return ScramServer(mechanism, credentials)
+    if mechanism == "OAUTHBEARER":
+        from mockbroker.security.oauth import OAuthBearerServer, OAuthConfig
+
+        return OAuthBearerServer(oauth or OAuthConfig(), now_ms or _wall_clock_ms)
     raise ValueError(f"no server for SASL mechanism {mechanism}")
+
+
+def _wall_clock_ms() -> int:
+    import time
+
+    return int(time.time() * 1000)
 
 
 class AuthState(enum.Enum):
@@ -167,9 +183,12 @@ SERVE = Gate(True)
 class SaslAuthenticator:
     """One SASL connection's authentication state (Kafka's SaslServerAuthenticator, without I/O)."""
 
-    def __init__(self, mechanisms: list[str], credentials: Credentials) -> None:
+    def __init__(self, mechanisms: list[str], credentials: Credentials, oauth: OAuthConfig | None = None,
+                 now_ms: Callable[[], int] | None = None) -> None:
         self.mechanisms = list(mechanisms)
         self.credentials = credentials
+        self.oauth = oauth
+        self.now_ms = now_ms
         self.state = AuthState.HANDSHAKE_OR_VERSIONS
         self.raw_tokens = False  # SaslHandshake v0: the tokens come as bare frames
         self.server: MechanismServer | None = None
@@ -210,7 +229,7 @@ class SaslAuthenticator:
         if mechanism not in self.mechanisms:
             self.state = AuthState.FAILED
             return False
-        self.server = mechanism_server(mechanism, self.credentials)
+        self.server = mechanism_server(mechanism, self.credentials, self.oauth, self.now_ms)
         self.raw_tokens = version == 0
         self.state = AuthState.AUTHENTICATE
         return True

@@ -250,3 +250,39 @@ def test_large_requests_are_served_once_authenticated(mockbroker: MockBroker) ->
         c.send_frame(frame)
         _, resp = c.recv(METADATA, 12)
         assert len(resp.topics) == 60_000
+
+
+# -- OAUTHBEARER ---------------------------------------------------------------------------------
+
+
+def oauth_first(token: str) -> bytes:
+    return f"n,,\x01auth=Bearer {token}\x01\x01".encode()
+
+
+@pytest.mark.mockbroker(security="SASL_PLAINTEXT", sasl_mechanisms=["OAUTHBEARER", "PLAIN"])
+def test_oauthbearer_unsecured_token_logs_in_as_its_subject(mockbroker: MockBroker) -> None:
+    from mockbroker.security.oauth import unsecured_token
+
+    with connect(mockbroker) as c:
+        resp = c.request(SASL_HANDSHAKE, 1, {"mechanism": "OAUTHBEARER"})
+        assert (resp.error_code, resp.mechanisms) == (ErrorCode.NONE, ["OAUTHBEARER", "PLAIN"])
+        now_s = mockbroker.clock.now_ms() / 1000
+        assert authenticate(c, oauth_first(unsecured_token("svc-orders", now_s=now_s))) == b""
+        assert c.request(METADATA, 12, {"topics": None}).brokers
+    assert mockbroker.received(METADATA)[-1].principal == "User:svc-orders"
+
+
+@pytest.mark.mockbroker(security="SASL_PLAINTEXT", sasl_mechanisms=["OAUTHBEARER"])
+def test_oauthbearer_token_expired_on_the_broker_clock_is_refused_as_kafka(mockbroker: MockBroker) -> None:
+    from mockbroker.security.oauth import unsecured_token
+
+    token = unsecured_token("alice", now_s=mockbroker.clock.now_ms() / 1000, lifetime_s=60)
+    mockbroker.clock.advance(61)
+    with connect(mockbroker) as c:
+        c.request(SASL_HANDSHAKE, 1, {"mechanism": "OAUTHBEARER"})
+        first = c.request(SASL_AUTHENTICATE, 2, {"auth_bytes": oauth_first(token)})
+        assert (first.error_code, bytes(first.auth_bytes)) == (ErrorCode.NONE, b'{"status":"invalid_token"}')
+        final = c.request(SASL_AUTHENTICATE, 2, {"auth_bytes": b"\x01"})
+        assert (final.error_code, final.error_message) == (ErrorCode.SASL_AUTHENTICATION_FAILED,
+                                                           '{"status":"invalid_token"}')
+        assert c.is_closed_by_peer()
