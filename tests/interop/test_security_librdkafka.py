@@ -100,7 +100,7 @@ def test_kcat_produces_and_consumes(case: Case, mockbroker_factory: Callable[...
                for x in ("-X", f"{key}={value}")]
     bootstrap = ["-b", setup.broker.bootstrap_servers]
     if case.mechanism and case.mechanism.startswith("SCRAM") and kcat_librdkafka_version() < (2, 6, 1):
-        out = run_kcat([*bootstrap, *options, "-L", "-m", "10"], timeout=60, check=False)
+        out = run_kcat([*bootstrap, *options, "-L", "-m", "5"], timeout=60, check=False)
         assert out.returncode != 0  # as against Kafka 4.x: the doubled nonce is refused
         assert b"Authentication failed during authentication due to invalid credentials" in out.stderr
         return
@@ -116,7 +116,7 @@ def test_kcat_wrong_password_fails(mockbroker_factory: Callable[..., MockBroker]
     setup = secured_broker(case, mockbroker_factory)
     options = [x for key, value in librdkafka_config(case, setup, password="wrong").items()
                if key != "bootstrap.servers" for x in ("-X", f"{key}={value}")]
-    out = run_kcat(["-b", setup.broker.bootstrap_servers, *options, "-L", "-m", "10"], timeout=60, check=False)
+    out = run_kcat(["-b", setup.broker.bootstrap_servers, *options, "-L", "-m", "5"], timeout=60, check=False)
     assert out.returncode != 0
     assert b"Authentication failed" in out.stderr
 

@@ -86,7 +86,7 @@ def test_kafka_python_wrong_password_is_an_authentication_error(
     setup = secured_broker(case, mockbroker_factory)
     caplog.set_level(logging.WARNING, logger="kafka")
     with pytest.raises(KafkaError) as failure:  # kafka-python: "Unable to bootstrap"; the cause is logged
-        KafkaProducer(**kafka_python_config(case, setup, password="wrong"), bootstrap_timeout_ms=10000)
+        KafkaProducer(**kafka_python_config(case, setup, password="wrong"), bootstrap_timeout_ms=5000)
     text = str(failure.value) + caplog.text
     assert "SaslAuthenticationFailed" in text or "Authentication failed" in text, text
     assert not setup.broker.received(0)
