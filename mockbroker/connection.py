@@ -220,7 +220,7 @@ class Connection(asyncio.Protocol):
             self._close(result.reason)
         elif result is not None:
             self._send(header, result)
-        if self.security is not None and self.security.sasl is not None:
+        if self.security is not None and self.security.sasl is not None and not self.security.settled:
             self._after_sasl_step()
 
     def _after_sasl_step(self) -> None:
@@ -230,6 +230,7 @@ class Connection(asyncio.Protocol):
             self._close_after_failed_authentication("SASL authentication failed")
         elif self.security.sasl.user is not None:
             self.decoder.max_frame_size = int(self.broker.cluster.config.get("socket.request.max.bytes"))
+            self.security.settled = True
 
     def _close_after_failed_authentication(self, reason: str) -> None:
         """Stop reading and close after connections.failed.authentication.delay.ms, as Kafka (KIP-306)."""

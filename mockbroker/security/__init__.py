@@ -142,6 +142,7 @@ class ConnectionSecurity:
     def __init__(self, listener_name: str, protocol: str, principal: str,
                  sasl: SaslAuthenticator | None, max_receive_before_auth: int = 524288) -> None:
         self.max_receive_before_auth = max_receive_before_auth
+        self.settled = sasl is None  # no SASL, or its exchange is over and the connection was told
         self.listener_name = listener_name
         self.protocol = protocol
         self._principal = principal
