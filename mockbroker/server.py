@@ -94,6 +94,9 @@ class MockBroker:
         self.cluster = Cluster(node_ids=[node_id], cluster_id=cluster_id, config=BrokerConfig(settings),
                                clock=self.clock)
         self.node_id = node_id
+        if listeners is not None and security is not None:
+            raise ValueError("give security= for the one default listener, or listeners= each with its "
+                             "security_protocol, not both")
         if listeners is None:
             protocol = (security or "PLAINTEXT").upper()
             listeners = [Listener(protocol, node_id, host, port, advertised_host, advertised_port, protocol)]

@@ -210,3 +210,13 @@ def test_half_finished_tls_handshake_is_dropped_and_others_are_served(
             except (ConnectionResetError, BrokenPipeError):
                 closed = True
         assert closed, "the broker kept a half-finished TLS handshake open for a minute"
+
+
+def test_security_and_listeners_together_are_refused() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        MockBroker(security="SSL", listeners=[Listener("SSL", 1, "127.0.0.1", 0)])
+    with pytest.raises(ValueError, match="unknown security protocol"):
+        MockBroker(security="TLS")
+    with pytest.raises(ValueError, match="gives no protocol for listener"):
+        MockBroker(listeners=[Listener("INTERNAL", 1, "127.0.0.1", 0)],
+                   config={"listener.security.protocol.map": "EXTERNAL:SSL"})
