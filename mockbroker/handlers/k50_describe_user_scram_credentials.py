@@ -14,13 +14,14 @@ from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.security.credentials import SCRAM_MECHANISMS
 
 API_KEY = 50
 
 
 @handler(API_KEY, 0, 0)
 def handle_describe_user_scram_credentials(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    from mockbroker.security.credentials import SCRAM_MECHANISMS  # not at start-up
+
     credentials = ctx.broker.security.credentials
     named = [u.name for u in (req.users or [])]
     users = dict.fromkeys(named or credentials.scram_users(), False)

@@ -20,18 +20,14 @@ from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.security.credentials import (
-    MAX_ITERATIONS,
-    SCRAM_BY_TYPE,
-    SCRAM_MECHANISMS,
-    credential_from_salted_password,
-)
 
 API_KEY = 51
 DUPLICATE = "A user credential cannot be altered twice in the same request"
 
 
 def _check_name_and_mechanism(name: str, mechanism_type: int) -> tuple[ErrorCode, str] | None:
+    from mockbroker.security.credentials import SCRAM_BY_TYPE
+
     if not name:
         return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty"
     if mechanism_type not in SCRAM_BY_TYPE:
@@ -41,6 +37,13 @@ def _check_name_and_mechanism(name: str, mechanism_type: int) -> tuple[ErrorCode
 
 @handler(API_KEY, 0, 0)
 def handle_alter_user_scram_credentials(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    from mockbroker.security.credentials import (  # not at start-up
+        MAX_ITERATIONS,
+        SCRAM_BY_TYPE,
+        SCRAM_MECHANISMS,
+        credential_from_salted_password,
+    )
+
     credentials = ctx.broker.security.credentials
     errors: dict[str, tuple[ErrorCode, str]] = {}
     deletions: dict[str, Msg] = {}

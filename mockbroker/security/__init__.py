@@ -7,25 +7,27 @@
   The connection asks it, before each request, whether to serve it (only ApiVersions and SaslHandshake
   before authentication) and closes the connection after a failed authentication's answer.
 
-Nothing here is imported on a broker with PLAINTEXT listeners only, except credentials (cheap), so
-start-up does not pay for TLS or SCRAM.
+Only this module is imported on a broker with PLAINTEXT listeners and no users, so start-up does not
+pay for TLS, SASL or the users' store.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.security.credentials import ALL_MECHANISMS, SERVED_MECHANISMS, Credentials
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from mockbroker.security.credentials import Credentials
     from mockbroker.security.oauth import OAuthConfig
     from mockbroker.security.sasl import Gate, SaslAuthenticator
     from mockbroker.security.tls import BrokerTls, TlsConfig
     from mockbroker.state.cluster import Listener
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# The mechanisms with stored credentials (credentials.py), and every mechanism served.
+ALL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SERVED_MECHANISMS = (*ALL_MECHANISMS, "OAUTHBEARER")
 ANONYMOUS = "User:ANONYMOUS"
 DEFAULT_MECHANISMS = list(ALL_MECHANISMS)
 
@@ -84,7 +86,7 @@ class BrokerSecurity:
         # Kafka's sasl.server.max.receive.size: the largest frame a SASL connection may send before it is
         # authenticated (a bigger one closes the connection).
         self.max_receive_before_auth = 524288
-        self.credentials = Credentials()
+        self._credentials: Credentials | None = None
         if mechanisms is None:
             mechanisms = DEFAULT_MECHANISMS + (["OAUTHBEARER"] if oauth is not None else [])
         self.mechanisms = list(mechanisms)
@@ -93,6 +95,15 @@ class BrokerSecurity:
             raise ValueError(f"SASL mechanisms not served: {', '.join(unknown)} (served: {', '.join(SERVED_MECHANISMS)})")
         self.tls_config = tls
         self._tls: BrokerTls | None = None
+
+    @property
+    def credentials(self) -> Credentials:
+        """The broker's users (made on first use: a PLAINTEXT broker without users never needs them)."""
+        if self._credentials is None:
+            from mockbroker.security.credentials import Credentials
+
+            self._credentials = Credentials()
+        return self._credentials
 
     @property
     def secured(self) -> bool:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from mockbroker.security import ALL_MECHANISMS
+
 # Kafka's ScramMechanism: name -> (type id on the wire, hash, minimum iterations).
 SCRAM_MECHANISMS: dict[str, tuple[int, str, int]] = {
     "SCRAM-SHA-256": (1, "sha256", 4096),
@@ -24,9 +26,7 @@ SCRAM_BY_TYPE: dict[int, str] = {type_id: name for name, (type_id, _, _) in SCRA
 # AlterUserScramCredentials refuses more iterations than this (Kafka's ScramMechanism.maxIterations).
 MAX_ITERATIONS = 16384
 DEFAULT_ITERATIONS = 4096
-ALL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-# OAUTHBEARER needs no stored credential: the token is validated (oauth.py).
-SERVED_MECHANISMS = (*ALL_MECHANISMS, "OAUTHBEARER")
+
 
 
 @dataclass(frozen=True)
