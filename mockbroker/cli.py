@@ -5,6 +5,13 @@
     mockbroker --listener INTERNAL://0.0.0.0:29092 --listener EXTERNAL://0.0.0.0:9092 \\
                --advertised-listener INTERNAL://kafka:29092 --advertised-listener EXTERNAL://localhost:9092
     mockbroker healthcheck [--bootstrap HOST:PORT]   (exit 0 if the broker answers, else 1)
+    mockbroker --listener PLAINTEXT://127.0.0.1:9092 --listener SASL_SSL://127.0.0.1:9093 \\
+               --user alice:secret --sasl-mechanisms SCRAM-SHA-512 --ssl-ca-out /tmp/ca.pem
+
+Security (mockbroker/security): a listener named PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL uses that
+protocol; other names take --security-protocol-map NAME:PROTOCOL,... (Kafka's
+listener.security.protocol.map). Users come from --user NAME:PASSWORD; TLS listeners use a generated
+CA unless --ssl-certfile/--ssl-keyfile or --ssl-keystore are given (--ssl-ca-out writes the CA's PEM).
 
 Configured from the environment too, as the Kafka images are (KAFKA_LISTENERS, KAFKA_ADVERTISED_LISTENERS,
 KAFKA_NODE_ID, KAFKA_CFG_*, KAFKA_CREATE_TOPICS, MOCKBROKER_TOPICS, ...: see mockbroker/envconfig.py);
@@ -61,7 +68,80 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--http-host", help="address of the control endpoint (default: the --host / MOCKBROKER_HOST)")
     p.add_argument("--no-env", action="store_true", help="ignore KAFKA_* / MOCKBROKER_* environment variables")
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING (default), ERROR")
+    sec = p.add_argument_group("security")
+    sec.add_argument("--security-protocol-map", metavar="NAME:PROTOCOL,...",
+                     help="the security protocol of each --listener (default: a listener named after a protocol "
+                          "uses it): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL")
+    sec.add_argument("--user", action="append", default=[], metavar="NAME:PASSWORD",
+                     help="a user who may log in with every enabled SASL mechanism (repeatable)")
+    sec.add_argument("--sasl-mechanisms", metavar="M1,M2",
+                     help="enabled SASL mechanisms (default PLAIN,SCRAM-SHA-256,SCRAM-SHA-512)")
+    sec.add_argument("--ssl-certfile", help="PEM server certificate (chain) of the TLS listeners")
+    sec.add_argument("--ssl-keyfile", help="PEM private key of --ssl-certfile")
+    sec.add_argument("--ssl-key-password", help="password of --ssl-keyfile")
+    sec.add_argument("--ssl-keystore", help="PKCS12 keystore instead of --ssl-certfile/--ssl-keyfile")
+    sec.add_argument("--ssl-keystore-password")
+    sec.add_argument("--ssl-cafile", help="PEM CAs trusted for client certificates (mTLS)")
+    sec.add_argument("--ssl-truststore", help="PKCS12 truststore instead of --ssl-cafile")
+    sec.add_argument("--ssl-truststore-password")
+    sec.add_argument("--ssl-client-auth", choices=["none", "requested", "required"],
+                     help="Kafka's ssl.client.auth (default none)")
+    sec.add_argument("--ssl-ca-out", metavar="PATH", help="write the CA certificate clients should trust here")
     return p
+
+
+def split_security(args: argparse.Namespace) -> dict[str, str]:
+    """{listener name: protocol} of the --listener flags that use TLS or SASL (empty when none does).
+
+    The environment's settings (mockbroker/envconfig.py) serve PLAINTEXT listeners; secured ones are
+    given to it as PLAINTEXT and get their protocol back in security_kwargs.
+    """
+    from mockbroker.security.protocols import PROTOCOLS, parse_protocol_map
+
+    given = args.security_protocol_map
+    rest = []
+    for item in args.config:
+        if item.partition("=")[0].strip() == "listener.security.protocol.map":
+            given = item.partition("=")[2]
+        else:
+            rest.append(item)
+    mapping = parse_protocol_map(given) if given else {}
+    protocols: dict[str, str] = {}
+    for spec in args.listener:
+        name = spec.partition("://")[0].strip().upper()
+        protocol = mapping.get(name) or (name if name in PROTOCOLS and not given else None)
+        if protocol is not None:
+            protocols[name] = protocol
+    if all(p == "PLAINTEXT" for p in protocols.values()) and not given:
+        return {}
+    args.config = rest + ["listener.security.protocol.map=" + ",".join(f"{n}:PLAINTEXT" for n in protocols)]
+    return protocols
+
+
+def security_kwargs(args: argparse.Namespace) -> dict[str, object]:
+    """MockBroker keyword arguments for users, SASL mechanisms and TLS."""
+    kwargs: dict[str, object] = {}
+    users = {}
+    for item in args.user:
+        name, sep, password = item.partition(":")
+        if not sep or not name:
+            raise ValueError(f"--user wants NAME:PASSWORD, got {item!r}")
+        users[name] = password
+    if users:
+        kwargs["users"] = users
+    if args.sasl_mechanisms:
+        kwargs["sasl_mechanisms"] = [m.strip().upper() for m in args.sasl_mechanisms.split(",") if m.strip()]
+    tls_flags = (args.ssl_certfile, args.ssl_keyfile, args.ssl_keystore, args.ssl_cafile, args.ssl_truststore,
+                 args.ssl_client_auth)
+    if any(flag is not None for flag in tls_flags):
+        from mockbroker.security.tls import TlsConfig
+
+        kwargs["tls"] = TlsConfig(
+            certfile=args.ssl_certfile, keyfile=args.ssl_keyfile, key_password=args.ssl_key_password,
+            keystore=args.ssl_keystore, keystore_password=args.ssl_keystore_password, cafile=args.ssl_cafile,
+            truststore=args.ssl_truststore, truststore_password=args.ssl_truststore_password,
+            client_auth=args.ssl_client_auth or "none")
+    return kwargs
 
 
 def flags_from_args(args: argparse.Namespace) -> Flags:
@@ -85,7 +165,8 @@ def listening_line(broker: MockBroker) -> str:
     for lst in broker.cluster.listeners:
         bound = f"{lst.host}:{lst.port}"
         public = f"{lst.public_host}:{lst.public_port}"
-        parts.append(bound if bound == public else f"{bound} (advertised as {public})")
+        shown = bound if bound == public else f"{bound} (advertised as {public})"
+        parts.append(shown if lst.security_protocol == "PLAINTEXT" else f"{shown} [{lst.security_protocol}]")
     return "mockbroker listening on " + ", ".join(parts)
 
 
@@ -94,14 +175,24 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-async def serve(settings: BrokerSettings) -> int:
+async def serve(settings: BrokerSettings, security: dict[str, object] | None = None,
+                protocols: dict[str, str] | None = None, ca_out: str | None = None) -> int:
     from mockbroker.errors import KafkaError
     from mockbroker.server import MockBroker
 
+    kwargs = settings.broker_kwargs()
+    for listener in kwargs["listeners"]:
+        listener.security_protocol = (protocols or {}).get(listener.name, listener.security_protocol)
     try:
-        broker = MockBroker(**settings.broker_kwargs())
+        broker = MockBroker(**kwargs, **(security or {}))  # type: ignore[arg-type]
+        tls = broker.security.tls
     except KafkaError as exc:
         return _fail(f"bad setting: {exc.message or exc}", 2)
+    except (ValueError, OSError) as exc:
+        return _fail(f"bad security setting: {exc}", 2)
+    if ca_out is not None and tls is not None:
+        with open(ca_out, "wb") as f:
+            f.write(tls.ca_pem)
     if settings.rack is not None:
         broker.cluster.nodes[settings.node_id].rack = settings.rack
     for spec in settings.topics:
@@ -132,6 +223,8 @@ async def serve(settings: BrokerSettings) -> int:
         except (NotImplementedError, RuntimeError):
             pass
     print(listening_line(broker), flush=True)
+    if tls is not None and tls.ca_file is not None:
+        print(f"mockbroker TLS CA certificate in {ca_out or tls.ca_file}", flush=True)
     if control is not None:
         print(f"mockbroker control endpoint on {control.url}", flush=True)
     await stop.wait()
@@ -151,6 +244,11 @@ def main(argv: list[str] | None = None) -> int:
         argv = argv[1:]
     args = build_parser().parse_args(argv)
     try:
+        protocols = split_security(args)
+        security = security_kwargs(args)
+    except ValueError as exc:
+        return _fail(str(exc), 2)
+    try:
         settings = build_settings({} if args.no_env else os.environ, flags_from_args(args))
     except ConfigError as exc:
         return _fail(str(exc), 2)
@@ -164,6 +262,6 @@ def main(argv: list[str] | None = None) -> int:
     for text in describe(settings):
         log.info("%s", text)
     try:
-        return asyncio.run(serve(settings))
+        return asyncio.run(serve(settings, security, protocols, args.ssl_ca_out))
     except KeyboardInterrupt:
         return 0

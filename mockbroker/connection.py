@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from mockbroker.faults import Faults
     from mockbroker.node import BrokerNode
     from mockbroker.scheduler import Scheduler
+    from mockbroker.security import BrokerSecurity, ConnectionSecurity
     from mockbroker.state.cluster import Cluster, Listener
 
 log = logging.getLogger("mockbroker.connection")
@@ -68,6 +69,7 @@ class ConnectionHost(Protocol):
     scheduler: Scheduler
     nodes: dict[int, BrokerNode]
     faults: Faults
+    security: BrokerSecurity  # TLS and SASL per listener (mockbroker/security)
     capture: list[bytes] | None  # every request frame, raw, when a list
     _connections: set[Connection]
 
@@ -93,6 +95,7 @@ class Connection(asyncio.BufferedProtocol):
         self._read_paused = False
         self._closed = False
         self._out: collections.deque[bytes | bytearray | memoryview] = collections.deque()  # see _drain
+        self.security: ConnectionSecurity | None = None  # SSL / SASL listeners (mockbroker/security)
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -107,6 +110,11 @@ class Connection(asyncio.BufferedProtocol):
                 pass
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.ctx = RequestContext(self.node, self.listener, next(_ids), str(peer[0]), int(peer[1]))
+        self.security = self.broker.security.for_connection(self.listener, transport.get_extra_info("ssl_object"))
+        if self.security is not None:
+            self.ctx.extra["security"] = self.security
+            if self.security.sasl is not None:  # Kafka's sasl.server.max.receive.size until authenticated
+                self.decoder.max_frame_size = min(self.decoder.max_frame_size, self.security.max_receive_before_auth)
         self.broker._connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -164,11 +172,19 @@ class Connection(asyncio.BufferedProtocol):
     def _handle_frame(self, frame: bytearray) -> None:
         if self.broker.capture is not None:
             self.broker.capture.append(bytes(frame))
+        if self.security is not None and self.security.sasl is not None and self.security.sasl.expects_raw_token:
+            self._raw_sasl_token(frame)
+            return
         try:
             header, reader = hdr.decode_request_header(frame)
         except ProtocolError as exc:
             self._close(f"unreadable request header: {exc}")
             return
+        if self.security is not None:
+            refused = self.security.gate(header.api_key, header.api_version)
+            if refused is not None:
+                self._close(refused.reason)
+                return
         spec = dispatch.lookup(header.api_key)
         if spec is None:
             self._close(f"API key {header.api_key} is not served")
@@ -211,6 +227,38 @@ class Connection(asyncio.BufferedProtocol):
             self._close(result.reason)
         elif result is not None:
             self._send(header, result)
+        if self.security is not None and self.security.sasl is not None and not self.security.settled:
+            self._after_sasl_step()
+
+    def _after_sasl_step(self) -> None:
+        """Close a failed authentication (after Kafka's delay); lift the frame limit once authenticated."""
+        assert self.security is not None and self.security.sasl is not None
+        if self.security.sasl.failed:
+            self._close_after_failed_authentication("SASL authentication failed")
+        elif self.security.sasl.user is not None:
+            self.decoder.max_frame_size = int(self.broker.cluster.config.get("socket.request.max.bytes"))
+            self.security.settled = True
+
+    def _close_after_failed_authentication(self, reason: str) -> None:
+        """Stop reading and close after connections.failed.authentication.delay.ms, as Kafka (KIP-306)."""
+        self._pause_reading()
+        self._busy = True  # nothing more is processed
+        delay = self.broker.security.failed_authentication_delay_s
+        asyncio.get_running_loop().call_later(delay, self._close, reason)
+
+    def _raw_sasl_token(self, frame: bytearray) -> None:
+        """After a v0 SaslHandshake: the frame is a bare SASL token, the answer a size-prefixed token."""
+        from mockbroker.security.failure import SaslFailure
+
+        assert self.security is not None and self.security.sasl is not None
+        try:
+            reply = self.security.sasl.authenticate(bytes(frame))
+        except SaslFailure as exc:
+            self._close_after_failed_authentication(f"SASL authentication failed: {exc.message}")
+            return
+        if self.transport is not None and not self._closed:
+            self.transport.write(len(reply).to_bytes(4, "big") + reply)
+        self._after_sasl_step()
 
     def cancel_pending(self) -> asyncio.Task[None] | None:
         """Cancel a waiting handler (connection gone, broker stopping); its task, if one was running."""

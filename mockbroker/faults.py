@@ -39,6 +39,8 @@ class ReceivedRequest:
     correlation_id: int
     time_ms: int
     connection_id: int
+    principal: str = "User:ANONYMOUS"  # who sent it (Kafka's principal: User:alice, User:CN=...)
+    listener: str = "PLAINTEXT"  # the name of the listener it came through
 
 
 TopicNames = Callable[[uuid.UUID], "str | None"]

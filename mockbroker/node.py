@@ -26,13 +26,18 @@ from mockbroker.state.txn import TxnCoordinator
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.scheduler import Scheduler
+    from mockbroker.security import BrokerSecurity
     from mockbroker.state.cluster import Cluster, Listener, Partition
 
 
 class BrokerNode:
-    def __init__(self, node_id: int, cluster: Cluster, clock: Clock, scheduler: Scheduler) -> None:
+    def __init__(self, node_id: int, cluster: Cluster, clock: Clock, scheduler: Scheduler, *,
+                 security: BrokerSecurity) -> None:
         self.node_id = node_id
         self.cluster = cluster
+        # Users and TLS material are the cluster's (Kafka keeps SCRAM credentials in its metadata log):
+        # every node of this process shares one BrokerSecurity.
+        self.security = security
         self.clock = clock
         self.scheduler = scheduler
         self.appender = Appender()

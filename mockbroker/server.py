@@ -20,7 +20,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker import dispatch, error_responses
 from mockbroker.clock import Clock
@@ -32,6 +32,8 @@ from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.scheduler import Scheduler
+from mockbroker.security import BrokerSecurity, principal_of, resolve_protocols
+from mockbroker.security.protocols import parse_protocol_map
 from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
 from mockbroker.state.cluster import Cluster, Listener, Topic
@@ -40,6 +42,10 @@ from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.groups import GroupCoordinator, GroupSummary
 from mockbroker.state.segments import describe_segments
 from mockbroker.state.txn import TransactionInfo, TxnCoordinator
+
+if TYPE_CHECKING:
+    from mockbroker.security.oauth import OAuthConfig
+    from mockbroker.security.tls import BrokerTls, TlsConfig
 
 log = logging.getLogger("mockbroker")
 T = TypeVar("T")
@@ -63,11 +69,26 @@ class MockBroker:
         clock: Clock | None = None,
         listeners: list[Listener] | None = None,
         max_request_size: int | None = None,
+        security: str | None = None,
+        users: dict[str, str] | None = None,
+        sasl_mechanisms: list[str] | None = None,
+        tls: TlsConfig | None = None,
+        oauth: OAuthConfig | None = None,
     ) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
         config: broker settings in Kafka's names (e.g. {"log.retention.ms": "1000"}).
         listeners: several named listeners (bind + advertised address each); default one PLAINTEXT.
+        security: the default listener's security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL);
+            the listener is then named after it. Named listeners take Listener(..., security_protocol=...)
+            or config["listener.security.protocol.map"].
+        users: {name: password} who may log in with every enabled SASL mechanism (see add_user).
+        sasl_mechanisms: the enabled mechanisms (default PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; or
+            config["sasl.enabled.mechanisms"]).
+        tls: TLS key material and ssl.client.auth (mockbroker.security.tls.TlsConfig); by default a
+            throwaway CA and server certificate, in broker.tls (ca_file, ca_pem, client_cert()).
+        oauth: OAUTHBEARER token validation (mockbroker.security.oauth.OAuthConfig); given, OAUTHBEARER
+            is enabled by default (else list it in sasl_mechanisms: unsecured JWTs, Kafka's default).
         """
         settings = dict(config or {})
         if partitions is not None:
@@ -80,8 +101,16 @@ class MockBroker:
         self.cluster = Cluster(node_ids=[node_id], cluster_id=cluster_id, config=BrokerConfig(settings),
                                clock=self.clock)
         self.node_id = node_id
+        if listeners is not None and security is not None:
+            raise ValueError("give security= for the one default listener, or listeners= each with its "
+                             "security_protocol, not both")
         if listeners is None:
-            listeners = [Listener("PLAINTEXT", node_id, host, port, advertised_host, advertised_port)]
+            protocol = (security or "PLAINTEXT").upper()
+            listeners = [Listener(protocol, node_id, host, port, advertised_host, advertised_port, protocol)]
+        self.security = self._security_settings(listeners, settings, sasl_mechanisms, tls, oauth)
+        self.security.now_ms = self.clock.now_ms
+        for name, password in (users or {}).items():
+            self.security.credentials.add_user(name, password, self.security.mechanisms)
         self.cluster.listeners = listeners
         for listener in listeners:
             if listener.node_id != node_id:
@@ -89,7 +118,7 @@ class MockBroker:
                                  f"runs node {node_id}")
         self.scheduler = Scheduler(self.clock)
         # The node this process runs (mockbroker/node.py): its coordinators, fetch sessions, leadership.
-        self.node = BrokerNode(node_id, self.cluster, self.clock, self.scheduler)
+        self.node = BrokerNode(node_id, self.cluster, self.clock, self.scheduler, security=self.security)
         self.nodes: dict[int, BrokerNode] = {node_id: self.node}
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
                                               txn_index=lambda: self.node.txn_coordinator)
@@ -104,6 +133,24 @@ class MockBroker:
         self._stopping = False
         dispatch.load_handlers()
 
+    @staticmethod
+    def _security_settings(listeners: list[Listener], settings: dict[str, Any], mechanisms: list[str] | None,
+                           tls: TlsConfig | None, oauth: OAuthConfig | None) -> BrokerSecurity:
+        """Listener protocols, SASL mechanisms and TLS from the arguments and Kafka's setting names."""
+        protocol_map = settings.get("listener.security.protocol.map")
+        resolve_protocols(listeners, parse_protocol_map(str(protocol_map)) if protocol_map else None)
+        if mechanisms is None and settings.get("sasl.enabled.mechanisms"):
+            mechanisms = [m.strip() for m in str(settings["sasl.enabled.mechanisms"]).split(",") if m.strip()]
+        if tls is None and settings.get("ssl.client.auth"):
+            from mockbroker.security.tls import TlsConfig
+
+            tls = TlsConfig(client_auth=str(settings["ssl.client.auth"]).lower())
+        delay = int(settings.get("connections.failed.authentication.delay.ms", 100))
+        security = BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls, failed_authentication_delay_ms=delay,
+                                  oauth=oauth)
+        security.max_receive_before_auth = int(settings.get("sasl.server.max.receive.size", 524288))
+        return security
+
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> MockBroker:
         self._loop = asyncio.get_running_loop()
@@ -111,11 +158,16 @@ class MockBroker:
         self.scheduler.call_later(PRODUCER_EXPIRATION_CHECK_MS, self._expire_producers)
         self.log_maintenance.start()
         for listener in self.cluster.listeners:
+            context = self.security.ssl_context(listener)
+            tls_options: dict[str, Any] = {}
+            if context is not None:
+                tls_options = {"ssl": context, "ssl_handshake_timeout": self.security.handshake_timeout_s()}
             server = await self._loop.create_server(
                 lambda lst=listener: Connection(self, lst),  # type: ignore[misc]
                 listener.host,
                 listener.port,
                 reuse_address=True,
+                **tls_options,
             )
             if listener.port == 0:
                 listener.port = server.sockets[0].getsockname()[1]
@@ -190,6 +242,37 @@ class MockBroker:
         """"host:port" of the first listener (its advertised address)."""
         first = self.cluster.listeners[0]
         return f"{first.public_host}:{first.public_port}"
+
+    def listener(self, name: str) -> Listener:
+        """The listener called name."""
+        for lst in self.cluster.listeners:
+            if lst.name == name:
+                return lst
+        raise KeyError(f"no listener {name!r}")
+
+    def bootstrap_for(self, name: str) -> str:
+        """"host:port" of the listener called name (its advertised address)."""
+        lst = self.listener(name)
+        return f"{lst.public_host}:{lst.public_port}"
+
+    # -- security (mockbroker/security) -----------------------------------------------------------
+    @property
+    def tls(self) -> BrokerTls:
+        """The TLS material of the SSL / SASL_SSL listeners: ca_file, ca_pem, client_cert(name)."""
+        tls = self.security.tls
+        if tls is None:
+            raise ValueError("no listener of this broker uses TLS (security_protocol SSL or SASL_SSL)")
+        return tls
+
+    def add_user(self, name: str, password: str, mechanism: str | list[str] | None = None,
+                 iterations: int = 4096) -> None:
+        """Let name log in with password: with one mechanism, a list, or (None) every enabled one."""
+        mechanisms = self.security.mechanisms if mechanism is None else (
+            [mechanism] if isinstance(mechanism, str) else list(mechanism))
+        self._call(self.security.credentials.add_user, name, password, mechanisms, iterations)
+
+    def remove_user(self, name: str) -> None:
+        self._call(self.security.credentials.remove_user, name)
 
     @property
     def host(self) -> str:
@@ -380,7 +463,7 @@ class MockBroker:
     def record_request(self, ctx: RequestContext, header: Any) -> None:
         self.requests.append(
             ReceivedRequest(header.api_key, header.api_version, header.client_id, header.correlation_id,
-                            self.clock.now_ms(), ctx.connection_id)
+                            self.clock.now_ms(), ctx.connection_id, principal_of(ctx), ctx.listener.name)
         )
         if len(self.requests) > 100_000:
             del self.requests[:50_000]

@@ -57,7 +57,7 @@ def two_nodes() -> Iterator[MockBroker]:
     """A broker whose process also runs node 2, with a listener of its own: what MockBroker(brokers=N) will
     build, made by hand here to show that handlers need nothing more than the node of their connection."""
     broker = MockBroker(node_id=1)
-    second = BrokerNode(2, broker.cluster, broker.clock, broker.scheduler)
+    second = BrokerNode(2, broker.cluster, broker.clock, broker.scheduler, security=broker.security)
     broker.cluster.nodes[2] = Node(2)
     broker.nodes[2] = second
     broker.cluster.listeners.append(Listener("PLAINTEXT", 2, "127.0.0.1", 0))

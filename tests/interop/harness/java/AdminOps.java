@@ -105,6 +105,8 @@ final class AdminOps {
             case "deleteRecords" -> deleteRecords(op, out);
             case "describeConsumerGroups" -> describeConsumerGroups(op, out);
             case "listConsumerGroupOffsets" -> listConsumerGroupOffsets(op, out);
+            case "alterUserScramCredentials" -> ScramOps.alter(admin, timeout, op, out);
+            case "describeUserScramCredentials" -> ScramOps.describe(admin, timeout, op, out);
             default -> throw new IllegalArgumentException("unknown admin op " + name);
         }
     }

@@ -36,7 +36,8 @@ ended a run that outlived deadline_ms. Needs NODE_PATH=<cache>/node/node_modules
 
 JSON arguments common to all commands (all optional but bootstrap):
   bootstrap     "host:port[,host:port]"
-  client        options for new Kafka({...}) (clientId, connectionTimeout, requestTimeout, retry, ...)
+  client        options for new Kafka({...}) (clientId, connectionTimeout, requestTimeout, retry, ssl,
+                sasl, ...); sasl {mechanism: "oauthbearer", token: "<jwt>"} becomes an oauthBearerProvider
   timeout_ms    bound for each operation (default 20000)
   deadline_ms   the whole run; a watchdog exits with code 3 after it (default 60000)
   log_level     KafkaJS log level on stderr: OFF ERROR WARN INFO DEBUG (default WARN)
@@ -219,8 +220,16 @@ function client(a) {
     logCreator: stderrLogCreator,
     requestTimeout: timeoutOf(a),
     retry: { retries: 5, maxRetryTime: Math.max(1000, Math.floor(timeoutOf(a) / 2)) },
-    ...(a.client || {}),
+    ...withOauthProvider(a.client || {}),
   })
+}
+
+// JSON cannot carry KafkaJS's oauthBearerProvider function: a fixed token is given as sasl.token.
+function withOauthProvider(options) {
+  const sasl = options.sasl
+  if (!sasl || String(sasl.mechanism).toLowerCase() !== 'oauthbearer' || sasl.token == null) return options
+  const { token, ...rest } = sasl
+  return { ...options, sasl: { ...rest, oauthBearerProvider: async () => ({ value: token }) } }
 }
 
 const timeoutOf = a => (a.timeout_ms == null ? DEFAULT_TIMEOUT_MS : Number(a.timeout_ms))

@@ -1,0 +1,119 @@
+"""SASL/OAUTHBEARER with real clients (Kafka's default unsecured JWTs): confluent-kafka and kcat
+(enable.sasl.oauthbearer.unsecure.jwt), aiokafka and kafka-python (token providers), KafkaJS
+(oauthBearerProvider), over SASL_SSL; the principal is the token's subject. An expired token fails with
+the client's authentication error.
+
+Not the Java client: its OAuthBearerLoginModule needs jackson-databind, which the interop harness's
+class path (tools/interop_deps.py) does not carry."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaProducer
+from aiokafka.abc import AbstractTokenProvider as AioTokenProvider
+from aiokafka.helpers import create_ssl_context
+from confluent_kafka import KafkaError, Producer
+from kafka import KafkaProducer
+from kafka.net.sasl.oauth import AbstractTokenProvider as KpTokenProvider
+
+from mockbroker import MockBroker
+from mockbroker.security.oauth import OAuthConfig, unsecured_token
+from tests.interop.clients import of_type, run_kafkajs, run_kcat
+
+pytestmark = pytest.mark.interop
+
+
+def oauth_broker(factory: Callable[..., MockBroker]) -> MockBroker:
+    broker = factory(security="SASL_SSL", oauth=OAuthConfig(), sasl_mechanisms=["OAUTHBEARER"])
+    broker.create_topic("secure")
+    return broker
+
+
+def assert_produced_as(broker: MockBroker, principal: str, count: int) -> None:
+    assert len(broker.records("secure")) == count
+    assert {r.principal for r in broker.received(0)} == {principal}
+
+
+def test_confluent_kafka_and_kcat_with_unsecured_jwts(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = oauth_broker(mockbroker_factory)
+    conf = {"security.protocol": "SASL_SSL", "ssl.ca.location": broker.tls.ca_file, "sasl.mechanism": "OAUTHBEARER",
+            "enable.sasl.oauthbearer.unsecure.jwt": "true", "sasl.oauthbearer.config": "principal=svc-orders"}
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, **conf})
+    producer.produce("secure", b"from confluent-kafka", partition=0)
+    assert producer.flush(60) == 0
+    options = [x for k, v in conf.items() for x in ("-X", f"{k}={v}")]
+    run_kcat(["-b", broker.bootstrap_servers, *options, "-P", "-t", "secure", "-p", "0"], input="from kcat\n",
+             timeout=60)
+    assert_produced_as(broker, "User:svc-orders", 2)
+
+
+def test_confluent_kafka_expired_token_is_an_authentication_error(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = oauth_broker(mockbroker_factory)
+    broker.clock.advance(7200)  # the broker's clock is two hours ahead: librdkafka's one-hour token is expired
+    errors: list[KafkaError] = []
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "security.protocol": "SASL_SSL",
+                         "ssl.ca.location": broker.tls.ca_file, "sasl.mechanism": "OAUTHBEARER",
+                         "enable.sasl.oauthbearer.unsecure.jwt": "true",
+                         "sasl.oauthbearer.config": "principal=svc-orders", "error_cb": errors.append})
+    deadline = time.monotonic() + 60
+    while not any(e.code() == KafkaError._AUTHENTICATION for e in errors) and time.monotonic() < deadline:
+        producer.poll(0.2)
+    auth = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
+    assert auth and "invalid_token" in auth[0].str(), errors
+    assert not broker.received(0)
+
+
+class _KpToken(KpTokenProvider):
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def token(self) -> str:
+        return self._token
+
+
+class _AioToken(AioTokenProvider):
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    async def token(self) -> str:
+        return self._token
+
+
+def test_kafka_python_and_aiokafka_with_token_providers(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = oauth_broker(mockbroker_factory)
+    token = unsecured_token("svc-python", now_s=broker.clock.now_ms() / 1000)
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers, security_protocol="SASL_SSL",
+                             ssl_cafile=broker.tls.ca_file, sasl_mechanism="OAUTHBEARER",
+                             sasl_oauth_token_provider=_KpToken(token))
+    producer.send("secure", b"from kafka-python", partition=0).get(timeout=60)
+    producer.close(timeout=30)
+
+    async def aiokafka_send() -> None:
+        aio = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, security_protocol="SASL_SSL",
+                               ssl_context=create_ssl_context(cafile=broker.tls.ca_file),
+                               sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=_AioToken(token))
+        await aio.start()
+        try:
+            await aio.send_and_wait("secure", b"from aiokafka", partition=0)
+        finally:
+            await aio.stop()
+
+    asyncio.run(aiokafka_send())
+    assert_produced_as(broker, "User:svc-python", 2)
+
+
+def test_kafkajs_with_an_unsecured_jwt(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = oauth_broker(mockbroker_factory)
+    token = unsecured_token("svc-node", now_s=broker.clock.now_ms() / 1000)
+    client: dict[str, Any] = {"ssl": {"ca": [broker.tls.ca_pem.decode()]},
+                              "sasl": {"mechanism": "oauthbearer", "token": token}}
+    lines = run_kafkajs("produce", {"bootstrap": broker.bootstrap_servers, "client": client, "topic": "secure",
+                                    "sync": True, "records": [{"partition": 0, "value": "from kafkajs"}]}, timeout=120)
+    assert of_type(lines, "done") == [{"type": "done", "sent": 1, "failed": 0}], lines
+    assert_produced_as(broker, "User:svc-node", 1)
