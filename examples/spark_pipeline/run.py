@@ -7,7 +7,10 @@
 2. writes sample events (sample_producer.py);
 3. runs the pipeline (pipeline.py) with Trigger.AvailableNow: Kafka source, JSON parsing, a watermark,
    1-minute windows per action, Kafka sink, a checkpoint;
-4. reads "action-counts" back, prints the windows and compares them with what the events add up to.
+4. reads "action-counts" back, prints the windows and compares them with what the events add up to;
+5. restarts from the checkpoint: writes a second, later batch of events, runs the pipeline again on the
+   same checkpoint, and checks that "action-counts" now holds every window of both batches exactly once
+   (the restart went on where the first run stopped: nothing re-read, nothing lost).
 
 Exit code 0 when the output is right, 1 when not, 2 when Spark or its Kafka connector is missing
 (mockbroker.testing.spark says how to provide it: MOCKBROKER_SPARK_JARS or Maven Central).
@@ -32,8 +35,8 @@ import pipeline  # noqa: E402
 import sample_producer  # noqa: E402
 
 
-def read_output(bootstrap: str, topic: str, want: int, timeout: float = 30.0) -> list[dict[str, Any]]:
-    """The JSON values in `topic`, read with confluent-kafka until `want` arrived (bounded)."""
+def read_output(bootstrap: str, topic: str, timeout: float = 30.0) -> list[dict[str, Any]]:
+    """Every JSON value in `topic`, up to its end offsets, read with confluent-kafka (bounded in time)."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "spark-pipeline-check",
@@ -41,12 +44,17 @@ def read_output(bootstrap: str, topic: str, want: int, timeout: float = 30.0) ->
     out: list[dict[str, Any]] = []
     try:
         metadata = consumer.list_topics(topic, timeout=10).topics[topic]
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                for p in metadata.partitions}
         consumer.assign([TopicPartition(topic, p, 0) for p in metadata.partitions])
+        left = {p for p, end in ends.items() if end > 0}
         deadline = time.monotonic() + timeout
-        while len(out) < want and time.monotonic() < deadline:
+        while left and time.monotonic() < deadline:
             msg = consumer.poll(0.5)
             if msg is not None and msg.error() is None:
                 out.append(json.loads(msg.value() or b"null"))
+                if msg.offset() + 1 >= ends[msg.partition()]:
+                    left.discard(msg.partition())
     finally:
         consumer.close()
     return out
@@ -90,17 +98,38 @@ def main(argv: list[str] | None = None) -> int:
         sample_producer.send(bootstrap, "events", events)
 
         spark = spark_session("spark-pipeline-example")
+        stack.callback(spark.stop)
         spark.sparkContext.setLogLevel("ERROR")
         print("running the pipeline (Trigger.AvailableNow)")
-        query = pipeline.start(spark, bootstrap, checkpoint, available_now=True)
-        if not query.awaitTermination(args.timeout):
-            query.stop()
-            print(f"the pipeline did not finish in {args.timeout:.0f}s", file=sys.stderr)
+        if not run_once(spark, bootstrap, checkpoint, args.timeout):
+            return 1
+        if not check(read_output(bootstrap, "action-counts"), expected):
             return 1
 
-        rows = read_output(bootstrap, "action-counts", len(expected))
-        spark.stop()
+        later = sample_producer.make_events(args.events, seed=8, start=sample_producer.next_start(events))
+        print(f"restarting from the checkpoint after sending {len(later)} later events")
+        sample_producer.send(bootstrap, "events", later)
+        if not run_once(spark, bootstrap, checkpoint, args.timeout):
+            return 1
+        expected_all = sample_producer.expected_windows(events + later)
+        if not check(read_output(bootstrap, "action-counts"), expected_all):
+            return 1
+    print("OK: the restart went on from the checkpoint (nothing read twice, nothing lost)")
+    return 0
 
+
+def run_once(spark: Any, bootstrap: str, checkpoint: Path, timeout: float) -> bool:
+    """One Trigger.AvailableNow run of the pipeline on `checkpoint`; False when it did not finish."""
+    query = pipeline.start(spark, bootstrap, checkpoint, available_now=True)
+    if not query.awaitTermination(timeout):
+        query.stop()
+        print(f"the pipeline did not finish in {timeout:.0f}s", file=sys.stderr)
+        return False
+    return True
+
+
+def check(rows: list[dict[str, Any]], expected: dict[tuple[str, str], dict[str, Any]]) -> bool:
+    """Print the windows read back; True when they are exactly `expected`, each written once."""
     got = {(r["window_start"], r["action"]): {"events": r["events"], "amount": round(r["amount"], 2)}
            for r in rows}
     print(f"{'window':22} {'action':7} {'events':>6} {'amount':>9}")
@@ -111,9 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         wrong = sorted(k for k in set(expected) & set(got) if expected[k] != got[k])
         print(f"MISMATCH: {len(rows)} rows for {len(expected)} windows; missing {missing[:5]}, wrong {wrong[:5]}",
               file=sys.stderr)
-        return 1
+        return False
     print(f"OK: {len(got)} windows, each written once, as the events add up")
-    return 0
+    return True
 
 
 if __name__ == "__main__":

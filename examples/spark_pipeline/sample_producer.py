@@ -28,25 +28,33 @@ def iso(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def make_events(count: int, seed: int = 7) -> list[dict[str, Any]]:
-    """`count` events in event-time order, then one "flush" event FLUSH_AFTER later."""
+def make_events(count: int, seed: int = 7, start: datetime = BASE_TIME) -> list[dict[str, Any]]:
+    """`count` events in event-time order from `start`, then one "flush" event FLUSH_AFTER later."""
     rng = random.Random(seed)
     events = []
     for i in range(count):
         action = rng.choice(ACTIONS)
         amount = round(rng.uniform(1, 50), 2) if action == "buy" else 0.0
         events.append({"user": f"u{rng.randrange(10)}", "action": action, "amount": amount,
-                       "event_time": iso(BASE_TIME + timedelta(seconds=EVENT_SPACING_S * i))})
-    last = BASE_TIME + timedelta(seconds=EVENT_SPACING_S * max(count - 1, 0))
+                       "event_time": iso(start + timedelta(seconds=EVENT_SPACING_S * i))})
+    last = start + timedelta(seconds=EVENT_SPACING_S * max(count - 1, 0))
     events.append({"user": "system", "action": "flush", "amount": 0.0, "event_time": iso(last + FLUSH_AFTER)})
     return events
 
 
+def next_start(events: list[dict[str, Any]]) -> datetime:
+    """Where a later batch of events starts: a window after the last (flush) event of `events`."""
+    last = datetime.strptime(events[-1]["event_time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return last + 2 * WINDOW
+
+
 def expected_windows(events: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
-    """{(window_start, action): {"events": n, "amount": total}} for every window but the flush event's."""
+    """{(window_start, action): {"events": n, "amount": total}} for every window the pipeline emits: all
+    but the last flush event's (later events close an earlier flush event's window, which is then emitted
+    like any other)."""
     out: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"events": 0, "amount": 0.0})
     for e in events:
-        if e["action"] == "flush":
+        if e is events[-1] and e["action"] == "flush":
             continue
         t = datetime.strptime(e["event_time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
         start = t - timedelta(seconds=t.second, microseconds=t.microsecond)  # 1-minute tumbling windows

@@ -11,9 +11,11 @@ Spark's Kafka source and sink live in a separate artifact, spark-sql-kafka-0-10_
 kafka-clients, commons-pool2 and spark-token-provider-kafka), that PySpark does not ship. The session
 finds it, in this order:
 
-1. MOCKBROKER_SPARK_JARS: jar paths, or directories of jars, separated by os.pathsep or commas
-   (e.g. "spark-sql-kafka-0-10_2.13-4.1.0.jar:kafka-clients-3.9.1.jar:commons-pool2-2.12.1.jar:
-   spark-token-provider-kafka-0-10_2.13-4.1.0.jar"), passed as spark.jars;
+1. MOCKBROKER_SPARK_JARS: jar paths, or directories of jars (a folder holding all four, or several
+   folders), separated by os.pathsep or commas (e.g. "spark-sql-kafka-0-10_2.13-4.3.0.jar:
+   spark-token-provider-kafka-0-10_2.13-4.3.0.jar:kafka-clients-4.3.0.jar:commons-pool2-2.12.1.jar"),
+   passed as spark.jars; all four must be there (a missing one is named). scripts/test sets it to the
+   connector in ../shared/spark-connector plus the two jars tools/interop_deps.py caches;
 2. spark.jars.packages org.apache.spark:spark-sql-kafka-0-10_2.13:<pyspark version>, when Maven
    Central answers a short probe (Spark's Ivy then downloads it and its dependencies once).
 
@@ -139,13 +141,35 @@ def maven_central_reachable(timeout: float = 3.0) -> bool:
     return bool(result and result[0])
 
 
+# What the connector needs on Spark's class path, by file name: the source/sink, its token provider, the
+# Kafka client and the pool its consumer cache uses.
+REQUIRED_JARS: dict[str, str] = {
+    f"spark-sql-kafka-0-10_{SCALA_BINARY}-": "Spark's Kafka source and sink",
+    f"spark-token-provider-kafka-0-10_{SCALA_BINARY}-": "its token provider",
+    "kafka-clients-": "the Kafka client",
+    "commons-pool2-": "Apache Commons Pool 2",
+}
+
+
+def missing_connector_jars(jars: list[str]) -> list[str]:
+    """"<prefix>*.jar (<what it is>)" for each required jar not among `jars` (matched by file name)."""
+    names = [Path(j).name for j in jars]
+    return [f"{prefix}*.jar ({what})" for prefix, what in REQUIRED_JARS.items()
+            if not any(n.startswith(prefix) and n.endswith(".jar") for n in names)]
+
+
 def connector_conf() -> dict[str, str]:
     """spark.jars (from MOCKBROKER_SPARK_JARS) or spark.jars.packages (Maven Central reachable).
 
-    Raises RuntimeError with the one-line reason when neither is possible.
+    Raises RuntimeError with the one-line reason when neither is possible, or when MOCKBROKER_SPARK_JARS
+    lacks one of the four jars the connector needs (named in the message).
     """
     jars = connector_jars()
     if jars:
+        missing = missing_connector_jars(jars)
+        if missing:
+            raise RuntimeError(f"{JARS_ENV} has no {' and no '.join(missing)}: Spark's Kafka connector needs "
+                               f"all of {', '.join(p + '*.jar' for p in REQUIRED_JARS)}")
         return {"spark.jars": ",".join(jars)}
     if maven_central_reachable():
         return {"spark.jars.packages": connector_package()}

@@ -59,3 +59,15 @@ def test_pipeline_writes_each_closed_window_once(spark: SparkSession, mockbroker
     again = pipeline.start(spark, mockbroker.bootstrap_servers, tmp_path / "checkpoint", available_now=True)
     assert again.awaitTermination(TIMEOUT)
     assert len(mockbroker.records("action-counts")) == len(records)
+
+
+def test_the_example_command_runs_end_to_end_with_a_checkpointed_restart(tmp_path: Path) -> None:
+    """examples/spark_pipeline/run.py as a user runs it: its own broker and Spark, two runs on one checkpoint."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, str(EXAMPLE / "run.py"), "--events", "60",
+                           "--keep-checkpoint", str(tmp_path / "ckpt")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "OK: the restart went on from the checkpoint" in proc.stdout
+    assert (tmp_path / "ckpt" / "offsets" / "1").is_file()  # the second run's batch, after the first's

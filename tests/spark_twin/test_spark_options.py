@@ -39,11 +39,16 @@ def test_connector_jars_take_files_and_directories(tmp_path: Path) -> None:
 
 def test_connector_conf_prefers_jars_then_maven_then_says_why_not(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    jar = tmp_path / "c.jar"
-    jar.write_text("")
+    jars = [tmp_path / name for name in ("spark-sql-kafka-0-10_2.13-4.3.0.jar",
+                                         "spark-token-provider-kafka-0-10_2.13-4.3.0.jar",
+                                         "kafka-clients-4.3.0.jar", "commons-pool2-2.12.1.jar")]
+    for jar in jars:
+        jar.write_text("")
     monkeypatch.setattr(spark_testing, "pyspark_version", lambda: "4.1.0")
-    monkeypatch.setenv(spark_testing.JARS_ENV, str(jar))
-    assert connector_conf() == {"spark.jars": str(jar.resolve())}
+    monkeypatch.setenv(spark_testing.JARS_ENV, str(tmp_path))  # a folder holding all four
+    assert connector_conf() == {"spark.jars": ",".join(sorted(str(j.resolve()) for j in jars))}
+    monkeypatch.setenv(spark_testing.JARS_ENV, ",".join(map(str, jars)))  # or a list
+    assert connector_conf() == {"spark.jars": ",".join(str(j.resolve()) for j in jars)}
 
     monkeypatch.delenv(spark_testing.JARS_ENV)
     monkeypatch.setattr(spark_testing, "maven_central_reachable", lambda: True)
@@ -60,3 +65,21 @@ def test_spark_unavailable_without_pyspark(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(spark_testing, "pyspark_version", lambda: None)
     reason = spark_testing.spark_unavailable()
     assert reason is not None and "PySpark is not installed" in reason
+
+
+@pytest.mark.parametrize("gone", ["spark-sql-kafka-0-10_2.13-", "spark-token-provider-kafka-0-10_2.13-",
+                                  "kafka-clients-", "commons-pool2-"])
+def test_a_missing_connector_jar_is_named_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     gone: str) -> None:
+    names = ["spark-sql-kafka-0-10_2.13-4.3.0.jar", "spark-token-provider-kafka-0-10_2.13-4.3.0.jar",
+             "kafka-clients-4.3.0.jar", "commons-pool2-2.12.1.jar"]
+    for name in names:
+        if not name.startswith(gone):
+            (tmp_path / name).write_text("")
+    monkeypatch.setenv(spark_testing.JARS_ENV, str(tmp_path))
+    monkeypatch.setattr(spark_testing, "pyspark_version", lambda: "4.3.0")
+    with pytest.raises(RuntimeError) as why:
+        connector_conf()
+    message = str(why.value)
+    assert "\n" not in message and f"has no {gone}*.jar" in message
+    assert spark_testing.spark_unavailable() == message  # what a Spark test's skip or failure says
