@@ -34,9 +34,3 @@ class RequestContext:
     @property
     def node_id(self) -> int:
         return self.node.node_id
-
-    @property
-    def broker(self) -> BrokerNode:
-        """The former name of `node`, still read by the group handlers while issue #19 item 1 rewrites the
-        group code; new code uses ctx.node (the same object)."""
-        return self.node

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker.state.appender import Appender
 from mockbroker.state.fetch_sessions import FetchSessionCache
-from mockbroker.state.groups import GroupCoordinator
+from mockbroker.state.group_coordinator import GroupCoordinator
 from mockbroker.state.txn import TxnCoordinator
 
 if TYPE_CHECKING:

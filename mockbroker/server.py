@@ -39,7 +39,8 @@ from mockbroker.state.cleaner import CleanerStats
 from mockbroker.state.cluster import Cluster, Listener, Topic
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
-from mockbroker.state.groups import GroupCoordinator, GroupSummary
+from mockbroker.state.group_common import GroupSummary
+from mockbroker.state.group_coordinator import GroupCoordinator
 from mockbroker.state.segments import describe_segments
 from mockbroker.state.txn import TransactionInfo, TxnCoordinator
 

@@ -33,7 +33,7 @@ API_KEY = 8
 @handler(API_KEY, 0, 10)
 def handle_offset_commit(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
-    coordinator = ctx.broker.group_coordinator
+    coordinator = ctx.node.group_coordinator
     cluster = ctx.cluster
     by_id = v >= 10
     # (response topic, partition response, topic name or None when not to be committed, request partition)

@@ -23,7 +23,7 @@ from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.groups import GroupCoordinator
+from mockbroker.state.group_coordinator import GroupCoordinator
 
 API_KEY = 9
 
@@ -36,8 +36,7 @@ def _partition(index: int, offset: int = -1, leader_epoch: int = -1, metadata: s
 
 def _unstable(ctx: RequestContext, group_id: str, topic: str, partition: int) -> bool:
     """Offsets of this partition wait in an open transaction (the transaction coordinator knows)."""
-    txn = getattr(ctx.broker, "txn_coordinator", None)
-    return txn is not None and bool(txn.has_pending_offsets(group_id, topic, partition))
+    return ctx.node.txn_coordinator.has_pending_offsets(group_id, topic, partition)
 
 
 def fetch_group(ctx: RequestContext, coordinator: GroupCoordinator, group_id: str, member_id: str | None,
@@ -90,7 +89,7 @@ def fetch_group(ctx: RequestContext, coordinator: GroupCoordinator, group_id: st
 @handler(API_KEY, 0, 10)
 def handle_offset_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
-    coordinator = ctx.broker.group_coordinator
+    coordinator = ctx.node.group_coordinator
     if v >= 8:
         groups = []
         for g in req.groups:

@@ -1,4 +1,4 @@
-"""JoinGroup (key 11), v0-v9: the classic group protocol's first step (state: mockbroker/state/groups.py).
+"""JoinGroup (key 11), v0-v9: the classic group protocol's first step (state: mockbroker/state/classic_group.py, routed by state/group_coordinator.py).
 
 As Kafka's group coordinator:
 - INVALID_GROUP_ID for an empty group id; INVALID_SESSION_TIMEOUT outside the broker's
@@ -29,7 +29,7 @@ from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.groups import Responder
+from mockbroker.state.group_common import Responder
 
 API_KEY = 11
 
@@ -68,7 +68,7 @@ def handle_join_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> M
         return response
 
     def start(respond: Responder) -> None:
-        ctx.broker.group_coordinator.join_group(
+        ctx.node.group_coordinator.join_group(
             group_id=req.group_id, member_id=req.member_id, group_instance_id=req.group_instance_id,
             session_timeout_ms=req.session_timeout_ms,
             rebalance_timeout_ms=req.session_timeout_ms if v == 0 else req.rebalance_timeout_ms,

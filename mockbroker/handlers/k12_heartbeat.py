@@ -19,6 +19,6 @@ API_KEY = 12
 
 @handler(API_KEY, 0, 4)
 def handle_heartbeat(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    code = ctx.broker.group_coordinator.heartbeat(req.group_id, req.generation_id, req.member_id,
+    code = ctx.node.group_coordinator.heartbeat(req.group_id, req.generation_id, req.member_id,
                                                   req.group_instance_id)
     return Msg(throttle_time_ms=0, error_code=code)

@@ -26,7 +26,7 @@ def handle_leave_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> 
         members: list[tuple[str, str | None]] = [(req.member_id, None)]
     else:
         members = [(m.member_id, m.group_instance_id) for m in req.members]
-    top, errors = ctx.broker.group_coordinator.leave_group(req.group_id, members)
+    top, errors = ctx.node.group_coordinator.leave_group(req.group_id, members)
     if v < 3:
         code = top if top != ErrorCode.NONE else next((e for e in errors if e != ErrorCode.NONE), ErrorCode.NONE)
         return Msg(throttle_time_ms=0, error_code=code)

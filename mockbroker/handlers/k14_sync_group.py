@@ -20,7 +20,8 @@ from mockbroker.handlers.k11_join_group import park
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.groups import Responder, sync_error
+from mockbroker.state.classic_members import sync_error
+from mockbroker.state.group_common import Responder
 
 API_KEY = 14
 
@@ -37,7 +38,7 @@ def handle_sync_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> M
         return finish(sync_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
 
     def start(respond: Responder) -> None:
-        ctx.broker.group_coordinator.sync_group(
+        ctx.node.group_coordinator.sync_group(
             group_id=req.group_id, generation_id=req.generation_id, member_id=req.member_id,
             group_instance_id=req.group_instance_id, protocol_type=req.protocol_type if v >= 5 else None,
             protocol_name=req.protocol_name if v >= 5 else None,

@@ -19,6 +19,6 @@ API_KEY = 15
 
 @handler(API_KEY, 0, 6)
 def handle_describe_groups(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    groups = ctx.broker.group_coordinator.describe_groups(list(req.groups), header.api_version,
+    groups = ctx.node.group_coordinator.describe_groups(list(req.groups), header.api_version,
                                                           bool(req.include_authorized_operations))
     return Msg(throttle_time_ms=0, groups=groups)

@@ -20,6 +20,6 @@ API_KEY = 16
 @handler(API_KEY, 0, 5)
 def handle_list_groups(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
-    groups = ctx.broker.group_coordinator.list_groups(list(req.states_filter) if v >= 4 else [],
+    groups = ctx.node.group_coordinator.list_groups(list(req.states_filter) if v >= 4 else [],
                                                       list(req.types_filter) if v >= 5 else [])
     return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, groups=groups)

@@ -16,5 +16,5 @@ API_KEY = 42
 
 @handler(API_KEY, 0, 2)
 def handle_delete_groups(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    results = ctx.broker.group_coordinator.delete_groups(list(req.groups_names))
+    results = ctx.node.group_coordinator.delete_groups(list(req.groups_names))
     return Msg(throttle_time_ms=0, results=[Msg(group_id=g, error_code=code) for g, code in results])

@@ -38,7 +38,7 @@ def handle_offset_delete(ctx: RequestContext, header: RequestHeader, req: Msg) -
                 valid.append((t.name, p.partition_index))
                 valid_out.append(out_p)
     try:
-        codes = ctx.broker.group_coordinator.delete_offsets(req.group_id, valid)
+        codes = ctx.node.group_coordinator.delete_offsets(req.group_id, valid)
     except KafkaError as exc:
         return Msg(error_code=exc.code, throttle_time_ms=0, topics=[])
     for out_p, code in zip(valid_out, codes, strict=True):

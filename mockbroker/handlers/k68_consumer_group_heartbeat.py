@@ -26,7 +26,7 @@ API_KEY = 68
 
 @handler(API_KEY, 0, 1)
 def handle_consumer_group_heartbeat(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    response = ctx.broker.group_coordinator.consumer_group_heartbeat(req, header.api_version, header.client_id or "",
+    response = ctx.node.group_coordinator.consumer_group_heartbeat(req, header.api_version, header.client_id or "",
                                                                      client_host(ctx))
     response.throttle_time_ms = 0
     return response

@@ -18,6 +18,6 @@ API_KEY = 69
 
 @handler(API_KEY, 0, 1)
 def handle_consumer_group_describe(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    groups = ctx.broker.group_coordinator.consumer_group_describe(list(req.group_ids),
+    groups = ctx.node.group_coordinator.consumer_group_describe(list(req.group_ids),
                                                                   bool(req.include_authorized_operations))
     return Msg(throttle_time_ms=0, groups=groups)

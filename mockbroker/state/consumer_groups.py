@@ -32,15 +32,13 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.messages import Msg
+from mockbroker.state.consumer_assignors import ASSIGNORS, AssignMember
+from mockbroker.state.group_common import GROUP_AUTHORIZED_OPERATIONS, GroupHost, GroupSummary, MemberSummary
 from mockbroker.state.group_states import ConsumerState, MemberState, consumer_group_state
 from mockbroker.state.offsets import CommittedOffset
-
-if TYPE_CHECKING:
-    from mockbroker.state.groups import GroupCoordinator, GroupSummary
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
@@ -147,156 +145,11 @@ def _next_assignment(member: ConsumerMember, epoch: int, target_epoch: int, targ
 # -- assignors ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class AssignMember:
-    member_id: str
-    instance_id: str | None
-    topics: set[uuid.UUID]  # the subscribed topics that exist
-
-
-def _homogeneous(members: list[AssignMember]) -> bool:
-    return all(m.topics == members[0].topics for m in members)
-
-
-def uniform_assign(members: list[AssignMember], topics: dict[uuid.UUID, int],
-                   current: dict[str, Assignment]) -> dict[str, Assignment]:
-    """Kafka's uniform assignor: balanced (sizes differ by at most one) first, sticky second."""
-    if not members:
-        return {}
-    if _homogeneous(members):
-        return _uniform_homogeneous(members, topics, current)
-    return _uniform_heterogeneous(members, topics, current)
-
-
-def _uniform_homogeneous(members: list[AssignMember], topics: dict[uuid.UUID, int],
-                         current: dict[str, Assignment]) -> dict[str, Assignment]:
-    subscribed = [t for t in topics if t in members[0].topics]
-    if not subscribed:
-        return {m.member_id: {} for m in members}
-    taken = {(t, p) for m in members for t, ps in current.get(m.member_id, {}).items() for p in ps}
-    unassigned = [(t, p) for t in subscribed for p in range(topics[t]) if (t, p) not in taken]
-    total = sum(topics[t] for t in subscribed)
-    min_quota, extra = divmod(total, len(members))
-    out: dict[str, Assignment] = {}
-    unfilled: list[tuple[str, int]] = []
-    for m in members:
-        quota = min_quota + (1 if extra > 0 else 0)
-        extra -= 1 if extra > 0 else 0
-        kept: Assignment = {}
-        for t, ps in sorted(current.get(m.member_id, {}).items(), key=lambda kv: str(kv[0])):
-            if t not in members[0].topics or t not in topics:
-                continue
-            for p in sorted(ps):
-                if p >= topics[t]:
-                    continue
-                if quota > 0:
-                    kept.setdefault(t, set()).add(p)
-                    quota -= 1
-                else:
-                    unassigned.append((t, p))
-        out[m.member_id] = kept
-        if quota > 0:
-            unfilled.append((m.member_id, quota))
-    i = 0
-    for member_id, quota in unfilled:
-        for _ in range(quota):
-            if i >= len(unassigned):
-                break
-            t, p = unassigned[i]
-            i += 1
-            out[member_id].setdefault(t, set()).add(p)
-    return out
-
-
-def _uniform_heterogeneous(members: list[AssignMember], topics: dict[uuid.UUID, int],
-                           current: dict[str, Assignment]) -> dict[str, Assignment]:
-    order = {m.member_id: i for i, m in enumerate(members)}
-    subs = {m.member_id: m.topics for m in members}
-    counts = {m.member_id: 0 for m in members}
-    owner: dict[tuple[uuid.UUID, int], str] = {}
-    all_parts = [(t, p) for t in topics if any(t in m.topics for m in members) for p in range(topics[t])]
-    for m in members:
-        for t, ps in current.get(m.member_id, {}).items():
-            if t not in m.topics or t not in topics:
-                continue
-            for p in sorted(ps):
-                if p < topics[t] and (t, p) not in owner:
-                    owner[(t, p)] = m.member_id
-                    counts[m.member_id] += 1
-
-    def least_loaded(topic_id: uuid.UUID) -> str:
-        return min((mid for mid in counts if topic_id in subs[mid]), key=lambda mid: (counts[mid], order[mid]))
-
-    for tp in all_parts:
-        if tp not in owner:
-            mid = least_loaded(tp[0])
-            owner[tp] = mid
-            counts[mid] += 1
-    for _ in range(len(all_parts) + 1):  # move partitions off overloaded members, bounded
-        moved = False
-        for tp in all_parts:
-            cur = owner[tp]
-            best = least_loaded(tp[0])
-            if counts[cur] - counts[best] > 1:
-                owner[tp] = best
-                counts[cur] -= 1
-                counts[best] += 1
-                moved = True
-        if not moved:
-            break
-    out: dict[str, Assignment] = {m.member_id: {} for m in members}
-    for (t, p), mid in owner.items():
-        out[mid].setdefault(t, set()).add(p)
-    return out
-
-
-def range_assign(members: list[AssignMember], topics: dict[uuid.UUID, int],
-                 current: dict[str, Assignment]) -> dict[str, Assignment]:
-    """Kafka's server-side range assignor: per topic, contiguous ranges over the members sorted by
-    instance id (static members first) then member id; co-partitioned when every member subscribes to
-    the same topics of equal sizes."""
-    if not members:
-        return {}
-    ordered = sorted(members, key=lambda m: (0, m.instance_id, "") if m.instance_id is not None
-                     else (1, "", m.member_id))
-    next_range: dict[uuid.UUID, int] = {}
-    quotas: dict[uuid.UUID, list[int]] = {}  # topic -> [min quota, extra partitions left]
-    for t in topics:
-        n = sum(1 for m in members if t in m.topics)
-        if n:
-            quotas[t] = list(divmod(topics[t], n))
-            next_range[t] = 0
-    out: dict[str, Assignment] = {}
-    for m in ordered:
-        assignment: Assignment = {}
-        for t in topics:
-            if t not in m.topics:
-                continue
-            quota = quotas[t][0]
-            if quotas[t][1] > 0:
-                quota += 1
-                quotas[t][1] -= 1
-            start = next_range[t]
-            end = min(start + quota, topics[t])
-            next_range[t] = end
-            if start < end:
-                assignment[t] = set(range(start, end))
-        out[m.member_id] = assignment
-    return out
-
-
-ASSIGNORS: dict[str, Callable[[list[AssignMember], dict[uuid.UUID, int], dict[str, Assignment]],
-                              dict[str, Assignment]]] = {"uniform": uniform_assign, "range": range_assign}
-
-
-# -- the group ----------------------------------------------------------------------------------------
-
-
 class ConsumerGroup:
     group_type = "consumer"
     protocol_type = "consumer"
 
-    def __init__(self, coordinator: GroupCoordinator, group_id: str) -> None:
+    def __init__(self, coordinator: GroupHost, group_id: str) -> None:
         self.coordinator = coordinator
         self.group_id = group_id
         self.group_epoch = 0
@@ -643,7 +496,6 @@ class ConsumerGroup:
         return out
 
     def describe(self, include_authorized_operations: bool) -> Msg:
-        from mockbroker.state.groups import GROUP_AUTHORIZED_OPERATIONS
 
         members = []
         for m in self.members.values():
@@ -660,7 +512,6 @@ class ConsumerGroup:
                    authorized_operations=GROUP_AUTHORIZED_OPERATIONS if include_authorized_operations else INT32_MIN)
 
     def summary(self) -> GroupSummary:
-        from mockbroker.state.groups import GroupSummary, MemberSummary
 
         topics_by_id = self.coordinator.cluster.topics_by_id
 
@@ -721,67 +572,3 @@ def validate_heartbeat(req: Msg, api_version: int, assignors: list[str]) -> None
         except re.error as exc:
             raise KafkaError(ErrorCode.INVALID_REGULAR_EXPRESSION,
                              f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}.") from None
-
-
-def consumer_group_heartbeat(coordinator: GroupCoordinator, req: Msg, api_version: int, client_id: str,
-                             client_host: str) -> Msg:
-    from mockbroker.state.groups import ClassicGroup
-
-    assignors = [a.strip() for a in str(coordinator.setting("group.consumer.assignors")).split(",")
-                 if a.strip() in ASSIGNORS]
-    try:
-        validate_heartbeat(req, api_version, assignors)
-        group_id = req.group_id
-        epoch = req.member_epoch
-        group = coordinator.groups.get(group_id)
-        if epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-            if not isinstance(group, ConsumerGroup):
-                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, _not_found(group_id, group))
-            return group.leave(req.member_id, req.instance_id, epoch)
-        if isinstance(group, ClassicGroup):
-            if epoch == 0 and group.is_empty():
-                coordinator.remove_group(group_id)  # an empty classic group becomes a KIP-848 group
-                group = None
-            else:
-                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, _not_found(group_id, group))
-        if group is None:
-            if epoch != 0:
-                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, _not_found(group_id, None))
-            group = ConsumerGroup(coordinator, group_id)
-            coordinator.groups[group_id] = group
-            coordinator.ensure_cleanup()
-        assert isinstance(group, ConsumerGroup)
-        return group.heartbeat(
-            member_id=req.member_id or new_member_id(), member_epoch=epoch, instance_id=req.instance_id,
-            rack_id=req.rack_id, rebalance_timeout_ms=req.rebalance_timeout_ms, client_id=client_id,
-            client_host=client_host, subscribed_topic_names=req.subscribed_topic_names,
-            subscribed_topic_regex=req.get("subscribed_topic_regex"), server_assignor=req.server_assignor,
-            owned=req.topic_partitions)
-    except KafkaError as exc:
-        return heartbeat_error(exc.code, exc.message)
-
-
-def _not_found(group_id: str, group: Any) -> str:
-    if group is None:
-        return f"Consumer group {group_id} not found."
-    return f"Group {group_id} is not a consumer group."
-
-
-def describe_consumer_groups(coordinator: GroupCoordinator, group_ids: list[str],
-                             include_authorized_operations: bool) -> list[Msg]:
-    out = []
-    for group_id in group_ids:
-        if not group_id:
-            out.append(Msg(error_code=ErrorCode.INVALID_GROUP_ID, error_message=None, group_id=group_id,
-                           group_state="", group_epoch=0, assignment_epoch=0, assignor_name="", members=[],
-                           authorized_operations=INT32_MIN))
-            continue
-        group = coordinator.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
-            out.append(group.describe(include_authorized_operations))
-        else:
-            message = f"Group {group_id} not found." if group is None else f"Group {group_id} is not a consumer group."
-            out.append(Msg(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=message, group_id=group_id,
-                           group_state="", group_epoch=0, assignment_epoch=0, assignor_name="", members=[],
-                           authorized_operations=INT32_MIN))
-    return out

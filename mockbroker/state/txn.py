@@ -195,7 +195,7 @@ class TransactionInfo:
 class TxnCoordinator:
     def __init__(self, cluster: Cluster, clock: Clock, scheduler: Scheduler | None = None,
                  groups: Callable[[], Any] | None = None) -> None:
-        """groups: returns the group coordinator (mockbroker.state.groups.GroupCoordinator) when groups are
+        """groups: returns the group coordinator (mockbroker.state.group_coordinator.GroupCoordinator) when groups are
         served, else None; TxnOffsetCommit validates the group with it and committed offsets land in it."""
         self.cluster = cluster
         self.clock = clock
@@ -633,8 +633,8 @@ class TxnCoordinator:
         validateOffsetCommit(isTransactional = true): a commit without member and generation (TxnOffsetCommit
         v0-v2, or a producer given only the group id) is accepted even while the group has members, and no
         REBALANCE_IN_PROGRESS; a missing group with a generation, or a stale member epoch: ILLEGAL_GENERATION."""
+        from mockbroker.state.classic_group import ClassicGroup
         from mockbroker.state.group_states import ClassicState
-        from mockbroker.state.groups import ClassicGroup
 
         group = groups.groups.get(group_id)
         if group is None:

@@ -14,7 +14,7 @@ from mockbroker.protocol.messages import Msg
 from mockbroker.scheduler import Scheduler
 from mockbroker.state.cluster import Cluster
 from mockbroker.state.configs import BrokerConfig
-from mockbroker.state.groups import GroupCoordinator
+from mockbroker.state.group_coordinator import GroupCoordinator
 
 START_MS = 1_700_000_000_000
 RANGE = [("range", b"range-meta")]

@@ -7,6 +7,8 @@ import pytest
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.primitives import Writer
+from mockbroker.state.classic_group import ClassicGroup
+from mockbroker.state.classic_members import parse_subscription_topics
 from mockbroker.state.group_states import (
     CLASSIC_TRANSITIONS,
     ClassicEvent,
@@ -14,7 +16,6 @@ from mockbroker.state.group_states import (
     can_rebalance,
     next_state,
 )
-from mockbroker.state.groups import ClassicGroup, parse_subscription_topics
 from tests.state.groups_env import GroupEnv
 
 E = ErrorCode

@@ -584,7 +584,7 @@ def test_log_truncation_keeps_the_open_transaction_in_the_last_stable_offset() -
 
 
 def with_groups() -> tuple[Env, Any]:
-    from mockbroker.state.groups import GroupCoordinator
+    from mockbroker.state.group_coordinator import GroupCoordinator
 
     env = Env()
     groups = GroupCoordinator(env.cluster, env.scheduler, env.clock)
