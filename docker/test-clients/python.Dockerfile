@@ -4,6 +4,8 @@
 # docker/Dockerfile.
 ARG BASE=debian:bookworm-slim
 FROM ${BASE}
+# Debian's versions of the base's release, not pinned: BASE may be another release.
+# hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends python3 python3-venv \
     && rm -rf /var/lib/apt/lists/*
