@@ -131,3 +131,24 @@ def test_the_files_the_image_copies_are_enough_to_run(tmp_path: Path) -> None:
         for f in (proc.stdout, proc.stderr):
             if f is not None:
                 f.close()
+
+
+def test_docker_test_refuses_with_one_line_where_it_cannot_run() -> None:
+    """scripts/docker-test --check as a user that is not root: exit 1, one line saying why."""
+    setpriv = require_tool("setpriv")
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run the script as another user")
+    import shutil
+    import tempfile
+
+    # A copy where the other user can read it (a clone under /root, or pytest's tmp_path, is not).
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        (Path(tmp) / "scripts").mkdir(mode=0o755)
+        script = Path(tmp) / "scripts" / "docker-test"
+        shutil.copy(REPO / "scripts" / "docker-test", script)
+        script.chmod(0o755)
+        proc = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", str(script), "--check"],
+                              capture_output=True, text=True, timeout=60, cwd="/")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["docker-test: cannot run the image tier: needs root (a private dockerd)"]
