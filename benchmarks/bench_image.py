@@ -12,7 +12,8 @@ starts one, makes the base image, and runs this with those set. Measured:
   listener from the host (polled every 5 ms), median of --runs;
 - healthy: from `docker run --detach` to `docker inspect` reporting `healthy`, with the image's own
   HEALTHCHECK (interval 5 s: the first check runs 5 s after start) and with `--health-interval 1s`;
-- idle RSS: VmRSS of the broker process (PID 1 in the container) one second after it answered.
+- idle RSS: VmRSS of the broker process (PID 1 in the container) one second after it answered;
+- stop: how long `docker stop` (SIGTERM) takes, the exit code checked to be 0.
 Every container uses the host's network and a free loopback port. Nothing is asserted: benchmarks measure.
 """
 
@@ -70,8 +71,8 @@ def api_versions_answers(port: int) -> bool:
         return False
 
 
-def run_once(health_interval: str | None) -> tuple[float, float, int]:
-    """Seconds to listening, seconds to healthy, idle VmRSS in kB."""
+def run_once(health_interval: str | None) -> tuple[float, float, int, float]:
+    """Seconds to listening, seconds to healthy, idle VmRSS in kB, seconds `docker stop` took."""
     port, http = free_port(), free_port()
     options = ["--network", "host", "--name", f"mockbroker-bench-{uuid.uuid4().hex[:8]}",
                "--env", "MOCKBROKER_HOST=127.0.0.1", "--env", f"MOCKBROKER_PORT={port}",
@@ -95,7 +96,13 @@ def run_once(health_interval: str | None) -> tuple[float, float, int]:
         time.sleep(max(0.0, 1.0 - (time.monotonic() - started - listening)))
         status = docker("exec", cid, "cat", "/proc/1/status")
         rss = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
-        return listening, healthy, rss
+        stop_started = time.monotonic()
+        docker("stop", "--time", "30", cid)     # SIGTERM; SIGKILL only after 30 s
+        stopped = time.monotonic() - stop_started
+        exit_code = int(docker("inspect", "--format", "{{.State.ExitCode}}", cid))
+        if exit_code != 0:
+            raise SystemExit(f"docker stop: exit code {exit_code}")
+        return listening, healthy, rss, stopped
     finally:
         docker("rm", "--force", cid)
 
@@ -126,6 +133,7 @@ def main() -> None:
         print(f"    start to listening  {statistics.median(r[0] for r in runs):6.2f} s")
         print(f"    start to healthy    {statistics.median(r[1] for r in runs):6.2f} s")
         print(f"    idle RSS (PID 1)    {statistics.median(r[2] for r in runs) / 1024:6.1f} MB")
+        print(f"    docker stop         {statistics.median(r[3] for r in runs):6.2f} s   (exit code 0)")
 
 
 if __name__ == "__main__":
