@@ -52,15 +52,18 @@ def clean_env(extra: Mapping[str, str]) -> dict[str, str]:
 
 
 def image_env() -> dict[str, str]:
-    """The ENV settings of docker/Dockerfile (what the image adds to a compose file's environment)."""
+    """The ENV settings of docker/Dockerfile's last stage (what the image adds to a compose file's
+    environment), PATH left out."""
     text = (DOCKER / "Dockerfile").read_text().replace("\\\n", " ")
+    last_stage = text[text.rindex("\nFROM "):]
     out: dict[str, str] = {}
-    for line in text.splitlines():
+    for line in last_stage.splitlines():
         if line.startswith("ENV "):
             for item in line[4:].split():
                 key, sep, value = item.partition("=")
                 assert sep, line
-                out[key] = value.strip("\"'")
+                if key != "PATH":
+                    out[key] = value.strip("\"'")
     return out
 
 

@@ -30,9 +30,11 @@ def instructions() -> list[tuple[str, str]]:
     return out
 
 
-def test_hadolint_passes_on_the_dockerfile() -> None:
+def test_hadolint_passes_on_the_dockerfiles() -> None:
     hadolint = require_tool("hadolint", Path(sys.executable).parent / "hadolint")
-    proc = subprocess.run([hadolint, str(DOCKERFILE)], capture_output=True, text=True, timeout=60)
+    clients = sorted((DOCKER / "test-clients").glob("*.Dockerfile"))
+    assert clients
+    proc = subprocess.run([hadolint, str(DOCKERFILE), *map(str, clients)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -44,20 +46,30 @@ def test_docker_compose_validates_the_example_stack() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_the_dockerfile_is_small_non_root_and_runs_the_command_from_the_environment() -> None:
+def test_the_dockerfile_builds_from_a_debian_base_non_root_and_runs_the_command_from_the_environment() -> None:
     ins = instructions()
     words = [w for w, _ in ins]
-    assert ins[0] == ("FROM", "python:3.11-slim")
+    assert ins[0] == ("ARG", "BASE=debian:bookworm-slim")
+    froms = [rest for w, rest in ins if w == "FROM"]
+    assert froms == ["${BASE} AS build", "${BASE}"]
     runs = " ".join(rest for w, rest in ins if w == "RUN")
-    assert "pip install --no-cache-dir /src" in runs and "[test]" not in runs
+    assert "python3 -m venv /opt/mockbroker" in runs and "/opt/mockbroker/bin/pip install --no-compile /src" in runs
+    assert "[test]" not in runs
+    # The CA bundle is a BuildKit secret, never a COPY (it must not land in a layer).
+    assert "--mount=type=secret,id=ca-bundle" in runs and "PIP_CERT=/run/secrets/ca-bundle" in runs
+    assert not any("ca-" in rest for w, rest in ins if w == "COPY")
+    last_stage = ins[max(i for i, (w, _) in enumerate(ins) if w == "FROM"):]
+    assert ("COPY", "--from=build /opt/mockbroker /opt/mockbroker") in last_stage
+    assert "python3-venv" not in " ".join(rest for w, rest in last_stage if w == "RUN")
     user = [rest for w, rest in ins if w == "USER"]
     assert user and not user[-1].startswith(("root", "0"))
     assert words.index("USER") < words.index("ENTRYPOINT")
-    assert ("EXPOSE", "9092") in ins
+    assert ("EXPOSE", "9092 8080") in ins
     assert ("ENTRYPOINT", '["mockbroker"]') in ins
     [health] = [rest for w, rest in ins if w == "HEALTHCHECK"]
     assert re.search(r'CMD \["mockbroker", "healthcheck"', health) and "--timeout" in health
     assert image_env()["MOCKBROKER_HOST"] == "0.0.0.0"
+    assert image_env()["MOCKBROKER_HTTP_PORT"] == "8080"
     ignore = (DOCKER / "Dockerfile.dockerignore").read_text()
     assert "!mockbroker/" in ignore and "!protocol/" in ignore
 
@@ -87,7 +99,7 @@ def test_the_files_the_image_copies_are_enough_to_run(tmp_path: Path) -> None:
     import shutil
     import sysconfig
 
-    for _, rest in (i for i in instructions() if i[0] == "COPY"):
+    for _, rest in (i for i in instructions() if i[0] == "COPY" and not i[1].startswith("--from=")):
         *sources, _dest = rest.split()
         for source in sources:
             src = REPO / source
@@ -98,7 +110,7 @@ def test_the_files_the_image_copies_are_enough_to_run(tmp_path: Path) -> None:
     assert (tmp_path / "mockbroker" / "cli.py").exists() and (tmp_path / "protocol").is_dir()
     site = sysconfig.get_paths()["purelib"]
     env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{site}", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           **image_env(), "MOCKBROKER_PORT": "0"}
+           **image_env(), "MOCKBROKER_PORT": "0", "MOCKBROKER_HTTP_PORT": ""}
     env["MOCKBROKER_HOST"] = "127.0.0.1"
     proc = subprocess.Popen([sys.executable, "-S", "-m", "mockbroker"], cwd="/", env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -119,3 +131,24 @@ def test_the_files_the_image_copies_are_enough_to_run(tmp_path: Path) -> None:
         for f in (proc.stdout, proc.stderr):
             if f is not None:
                 f.close()
+
+
+def test_docker_test_refuses_with_one_line_where_it_cannot_run() -> None:
+    """scripts/docker-test --check as a user that is not root: exit 1, one line saying why."""
+    setpriv = require_tool("setpriv")
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run the script as another user")
+    import shutil
+    import tempfile
+
+    # A copy where the other user can read it (a clone under /root, or pytest's tmp_path, is not).
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        (Path(tmp) / "scripts").mkdir(mode=0o755)
+        script = Path(tmp) / "scripts" / "docker-test"
+        shutil.copy(REPO / "scripts" / "docker-test", script)
+        script.chmod(0o755)
+        proc = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", str(script), "--check"],
+                              capture_output=True, text=True, timeout=60, cwd="/")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == ["docker-test: cannot run the image tier: needs root (a private dockerd)"]

@@ -1,0 +1,295 @@
+"""The image tier: the image docker/Dockerfile builds, run by a real Docker daemon (scripts/docker-test
+builds it with a private dockerd and runs this module; marker docker_image).
+
+Every container uses the host's network and binds loopback addresses only, on ports free at the time;
+every test removes its containers. What is proved: the image turns healthy by its own HEALTHCHECK; a
+client on the host produces and consumes through the advertised listener; the Kafka-image environment
+takes effect inside the container; the HTTP control endpoint answers; SIGTERM stops it with exit 0; it runs
+as a non-root user; a bad setting exits 2 with one message; docker/compose.yaml with the host-network
+override (docker/compose.host.yaml) comes up with docker-compose and its kcat producer and Python consumer
+containers (images built locally from the same Debian base) move the example records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource
+
+from tests.docker.support import DOCKER, REPO, free_port
+from tests.docker.test_entrypoint import METADATA, confluent_consume, confluent_produce, metadata_brokers
+from tests.rawclient import RawClient
+
+IMAGE = os.environ.get("MOCKBROKER_TEST_IMAGE", "")
+if not IMAGE:
+    if os.environ.get("CI") == "true":
+        raise RuntimeError("CI never skips the image tier: run it through scripts/docker-test")
+    pytest.skip("image tier: no image built (scripts/docker-test builds one with a private dockerd and runs "
+                "this tier)", allow_module_level=True)
+
+pytestmark = pytest.mark.docker_image
+
+DOCKER_CLI = os.environ.get("MOCKBROKER_TEST_DOCKER", "docker")
+KCAT_IMAGE = os.environ.get("MOCKBROKER_TEST_KCAT_IMAGE", "mockbroker-test-kcat:local")
+PYCLIENT_IMAGE = os.environ.get("MOCKBROKER_TEST_PYCLIENT_IMAGE", "mockbroker-test-pyclient:local")
+WAIT = 90.0  # bound of every wait for a container state (a busy machine)
+IMAGE_USER = "10001"
+
+
+def docker(*args: str, timeout: float = 120.0, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([DOCKER_CLI, *args], capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+    return proc
+
+
+def inspect(container: str) -> dict[str, Any]:
+    state: dict[str, Any] = json.loads(docker("inspect", container).stdout)[0]
+    return state
+
+
+def wait_for(what: str, predicate: Any, timeout: float = WAIT) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"not {what} after {timeout} s"
+        time.sleep(0.2)
+
+
+@contextmanager
+def container(env: dict[str, str], *args: str, health_interval: str | None = "1s") -> Iterator[str]:
+    """A detached container of the image on the host's network; removed at the end. health_interval
+    None keeps the image's own HEALTHCHECK timing."""
+    options = ["--network", "host", "--name", f"mockbroker-test-{uuid.uuid4().hex[:10]}"]
+    if health_interval is not None:
+        options += ["--health-interval", health_interval, "--health-start-period", "0s"]
+    for key, value in env.items():
+        options += ["--env", f"{key}={value}"]
+    cid = docker("run", "--detach", *options, IMAGE, *args).stdout.strip()
+    try:
+        yield cid
+    finally:
+        docker("rm", "--force", cid, check=False)
+
+
+def health(cid: str) -> str:
+    status: str = inspect(cid)["State"].get("Health", {}).get("Status", "")
+    return status
+
+
+def logs(cid: str) -> str:
+    proc = docker("logs", cid)
+    return proc.stdout + proc.stderr
+
+
+def http_json(url: str, body: dict[str, Any] | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=30) as resp:
+        return json.load(resp)
+
+
+def answers(address: str) -> bool:
+    host, port = address.rsplit(":", 1)
+    try:
+        with RawClient(host, int(port)) as c:
+            c.request(METADATA, 12, {"topics": None})
+        return True
+    except OSError:
+        return False
+
+
+def loopback_env() -> tuple[dict[str, str], int, int]:
+    """One PLAINTEXT listener and the control endpoint, both on 127.0.0.1 (the image's defaults bind every
+    interface: on the host's network the tests keep to loopback)."""
+    port, http = free_port(), free_port()
+    return ({"MOCKBROKER_HOST": "127.0.0.1", "MOCKBROKER_PORT": str(port), "MOCKBROKER_HTTP_PORT": str(http)},
+            port, http)
+
+
+# -- the image's metadata -------------------------------------------------------------------------------
+
+
+def test_the_image_runs_mockbroker_as_a_non_root_user_with_its_healthcheck_and_ports() -> None:
+    config = json.loads(docker("image", "inspect", IMAGE).stdout)[0]["Config"]
+    assert config["User"] == f"{IMAGE_USER}:{IMAGE_USER}"
+    assert config["Entrypoint"] == ["mockbroker"]
+    assert set(config["ExposedPorts"]) == {"9092/tcp", "8080/tcp"}
+    env = dict(item.split("=", 1) for item in config["Env"])
+    assert env["MOCKBROKER_HOST"] == "0.0.0.0" and env["MOCKBROKER_HTTP_PORT"] == "8080"
+    assert config["Healthcheck"]["Test"][:3] == ["CMD", "mockbroker", "healthcheck"]
+    # No pip, no compilers, no sources in the image: the venv runs Debian's python3.
+    listing = docker("run", "--rm", "--network", "host", "--entrypoint", "sh", IMAGE, "-c",
+                     "ls /opt/mockbroker/bin; test -e /src && echo SRC; command -v gcc pip pip3 || true").stdout
+    assert "mockbroker" in listing.split() and "SRC" not in listing and "pip" not in listing
+
+
+# -- start, health, clients from the host ---------------------------------------------------------------
+
+
+def test_it_turns_healthy_and_a_host_client_produces_and_consumes_through_the_advertised_listener() -> None:
+    external, internal, http = free_port(), free_port("127.0.0.2"), free_port()
+    env = {
+        "KAFKA_LISTENERS": f"EXTERNAL://127.0.0.1:{external},INTERNAL://127.0.0.2:{internal}",
+        "KAFKA_ADVERTISED_LISTENERS": f"EXTERNAL://127.0.0.1:{external},INTERNAL://mockbroker-internal:{internal}",
+        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "EXTERNAL:PLAINTEXT,INTERNAL:PLAINTEXT",
+        "KAFKA_INTER_BROKER_LISTENER_NAME": "INTERNAL",
+        "KAFKA_NUM_PARTITIONS": "3",
+        "MOCKBROKER_HTTP_HOST": "127.0.0.1", "MOCKBROKER_HTTP_PORT": str(http),
+    }
+    with container(env, health_interval=None) as cid:   # the image's own HEALTHCHECK timing
+        wait_for("healthy", lambda: health(cid) == "healthy")
+        # Each listener advertises its own address to the clients that bootstrap through it.
+        assert metadata_brokers(f"127.0.0.2:{internal}") == [(1, "mockbroker-internal", internal)]
+        assert metadata_brokers(f"127.0.0.1:{external}") == [(1, "127.0.0.1", external)]
+        values = [b"record-%03d" % i for i in range(100)]
+        delivered = confluent_produce(f"127.0.0.1:{external}", "fresh", values)
+        assert delivered == [(0, offset) for offset in range(100)]
+        assert confluent_consume(f"127.0.0.1:{external}", "fresh", 100) == values
+        # Auto-created with KAFKA_NUM_PARTITIONS partitions; the control endpoint sees the records.
+        topic = http_json(f"http://127.0.0.1:{http}/topics/fresh")
+        assert len(topic["partitions"]) == 3
+        assert [p["high_watermark"] for p in sorted(topic["partitions"], key=lambda p: p["partition"])] == [100, 0, 0]
+        assert health(cid) == "healthy" and "Traceback" not in logs(cid)
+
+
+def test_the_kafka_image_environment_takes_effect_inside_the_container() -> None:
+    env, port, http = loopback_env()
+    env.update({
+        "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "false",
+        "KAFKA_NUM_PARTITIONS": "4",
+        "KAFKA_CREATE_TOPICS": "created:2:1:compact",
+        "MOCKBROKER_TOPICS": "orders",
+        "KAFKA_LOG_RETENTION_MS": "7200000",
+        "KAFKA_CFG_MESSAGE_MAX_BYTES": "2000000",
+        "KAFKA_NODE_ID": "7",
+        "CLUSTER_ID": "4L6g3nShT-eMCtK--X86sw",
+    })
+    with container(env) as cid:
+        wait_for("healthy", lambda: health(cid) == "healthy")
+        topics = {t["name"]: t for t in http_json(f"http://127.0.0.1:{http}/topics")["topics"]}
+        assert topics["orders"]["partitions"] == 4
+        assert topics["created"]["partitions"] == 2 and topics["created"]["config"] == {"cleanup.policy": "compact"}
+        assert metadata_brokers(f"127.0.0.1:{port}") == [(7, "127.0.0.1", port)]
+        # auto.create.topics.enable=false: a Metadata request asking for creation gets
+        # UNKNOWN_TOPIC_OR_PARTITION and creates nothing.
+        with RawClient("127.0.0.1", port) as c:
+            meta = c.request(METADATA, 12, {"topics": [{"name": "missing", "topic_id": None}],
+                                            "allow_auto_topic_creation": True})
+        assert [(t.name, t.error_code) for t in meta.topics] == [("missing", 3)]
+        assert meta.cluster_id == "4L6g3nShT-eMCtK--X86sw"
+        assert "missing" not in {t["name"] for t in http_json(f"http://127.0.0.1:{http}/topics")["topics"]}
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+        [future] = admin.describe_configs([ConfigResource(ConfigResource.Type.BROKER, "7")]).values()
+        configs = {name: entry.value for name, entry in future.result(timeout=30).items()}
+        assert configs["log.retention.ms"] == "7200000"
+        assert configs["message.max.bytes"] == "2000000"
+        assert configs["auto.create.topics.enable"] == "false" and configs["num.partitions"] == "4"
+
+
+def test_the_http_control_endpoint_answers() -> None:
+    env, port, http = loopback_env()
+    with container(env) as cid:
+        wait_for("healthy", lambda: health(cid) == "healthy")
+        base = f"http://127.0.0.1:{http}"
+        assert http_json(f"{base}/health")["status"] == "ok"
+        created = http_json(f"{base}/topics", {"name": "payments", "partitions": 2})
+        assert created["name"] == "payments"
+        assert len(http_json(f"{base}/topics/payments")["partitions"]) == 2
+        confluent_produce(f"127.0.0.1:{port}", "payments", [b"one", b"two"])
+        records = http_json(f"{base}/topics/payments/records?partition=0")["records"]
+        assert [r["value"] for r in records] == ["one", "two"]
+
+
+def test_sigterm_stops_it_with_exit_0_and_it_runs_as_the_non_root_user() -> None:
+    env, port, _ = loopback_env()
+    with container(env) as cid:
+        wait_for("listening", lambda: answers(f"127.0.0.1:{port}"))
+        uid = docker("exec", cid, "sh", "-c", "grep '^Uid:' /proc/1/status").stdout.split()
+        assert uid[1:] == [IMAGE_USER] * 4
+        assert docker("exec", cid, "id", "-u").stdout.strip() == IMAGE_USER
+        docker("kill", "--signal", "TERM", cid)
+        state = wait_for("stopped", lambda: (s := inspect(cid)["State"])["Running"] is False and s)
+        # Exit 0 by itself (a container killed after a stop timeout would show 137).
+        assert state["ExitCode"] == 0 and state["OOMKilled"] is False
+        assert "Traceback" not in logs(cid)
+
+
+def test_a_bad_setting_exits_2_with_one_message() -> None:
+    proc = docker("run", "--rm", "--network", "host", "--env", "KAFKA_NODE_ID=1", "--env", "KAFKA_BROKER_ID=2",
+                  IMAGE, check=False)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("mockbroker: ") and "disagree" in lines[0], proc.stderr
+
+
+# -- docker/compose.yaml with docker-compose ------------------------------------------------------------
+
+
+def without_published_ports(config: str) -> str:
+    """`docker-compose config` output less every service's `ports:` block (4 spaces in, its items deeper)."""
+    out: list[str] = []
+    skipping = False
+    for line in config.splitlines():
+        if line == "    ports:":
+            skipping = True
+            continue
+        if skipping and (line.startswith("    - ") or line.startswith("      ")):
+            continue
+        skipping = False
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_the_compose_stack_comes_up_and_its_client_containers_produce_and_consume(tmp_path: Path) -> None:
+    ports = {"MB_INTERNAL_PORT": free_port(), "MB_EXTERNAL_PORT": free_port(), "MB_CONTROLLER_PORT": free_port(),
+             "MB_HTTP_PORT": free_port()}
+    env = {**os.environ, **{k: str(v) for k, v in ports.items()}, "MOCKBROKER_IMAGE": IMAGE,
+           "KCAT_IMAGE": KCAT_IMAGE, "PYCLIENT_IMAGE": PYCLIENT_IMAGE}
+    project = f"mbtest{uuid.uuid4().hex[:8]}"
+    compose = ["docker-compose", "--project-name", project, "--file", str(DOCKER / "compose.yaml"),
+               "--file", str(DOCKER / "compose.host.yaml")]
+
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([*compose, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        if check:
+            assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        return proc
+
+    # docker-compose 1.29 refuses published ports on the host's network (Docker itself only discards
+    # them), and an override cannot remove list items: the merged file, less its `ports`, is what runs.
+    merged = without_published_ports(run("config").stdout)
+    assert "network_mode: host" in merged and "ports:" not in merged
+    (tmp_path / "compose.yaml").write_text(merged)
+    compose = ["docker-compose", "--project-name", project, "--project-directory", str(DOCKER),
+               "--file", str(tmp_path / "compose.yaml")]
+    try:
+        run("up", "--detach", "--no-build")     # the producer and consumer wait for the broker's health
+        consumer = run("ps", "--quiet", "consumer").stdout.strip()
+        producer = run("ps", "--quiet", "producer").stdout.strip()
+        assert consumer and producer
+        for cid in (producer, consumer):
+            state = wait_for("exited", lambda c=cid: (s := inspect(c)["State"])["Status"] == "exited" and s, 180)
+            assert state["ExitCode"] == 0, logs(cid)
+        out = docker("logs", consumer).stdout.splitlines()
+        assert out[-1] == "consume: read 3 records from orders"
+        lines = (DOCKER / "examples" / "orders.txt").read_text().splitlines()
+        expected = sorted(f"key={key} value={value}" for key, value in (line.split(":", 1) for line in lines))
+        assert sorted(line.split(" ", 1)[1] for line in out[:-1]) == expected
+        records = http_json(f"http://127.0.0.1:{ports['MB_HTTP_PORT']}/topics/orders/records")["records"]
+        assert sorted(r["key"] for r in records) == ["order-1", "order-2", "order-3"]
+        broker = run("ps", "--quiet", "mockbroker").stdout.strip()
+        assert health(broker) == "healthy"
+    finally:
+        run("down", "--volumes", "--timeout", "10", check=False)
