@@ -5,8 +5,9 @@
   first live ISR member in replica order; with none, the partition is offline (leader -1,
   LEADER_NOT_AVAILABLE in Metadata) - unclean election (a live replica outside the ISR) happens only
   when the topic's unclean.leader.election.enable is true (off by default).
-- A node starts: it rejoins the ISR of every partition it replicates (one log per partition here, so it
-  is caught up at once), and an offline partition whose ISR holds it elects it.
+- A node starts: it rejoins the ISR of every partition it replicates that has a leader (one log per
+  partition here, so it is caught up at once), and an offline partition whose ISR holds it elects it
+  (then every live replica rejoins that ISR).
 - Every leader change bumps the leader epoch (stamped into the batches appended from then on); an ISR
   change alone does not (KRaft since 3.6). Parked fetches are woken so they see the change.
 - The controller is the lowest live node id.
@@ -105,8 +106,9 @@ def start_node(cluster: Cluster, node_id: int) -> None:
         if node_id not in p.isr and p.leader_id != NO_LEADER:
             p.isr = [n for n in p.replicas if n in p.isr or n == node_id]
         if p.leader_id == NO_LEADER and node_id in p.isr:
+            # Back online: the live replicas that waited outside the ISR catch up with it and rejoin.
             _set_leader(p, node_id)
-            p.isr = [n for n in p.replicas if n in p.isr and cluster.nodes[n].alive]
+            p.isr = [n for n in p.replicas if cluster.nodes[n].alive]
 
 
 def move_leader(cluster: Cluster, partition: Partition, to_node: int) -> None:

@@ -57,10 +57,8 @@ def place(brokers: dict[int, str | None], count: int, replication_factor: int, s
     ids = sorted(brokers)
     n = len(ids)
     out = []
-    shift = stripe.shift
     for p in range(first_partition, first_partition + count):
-        if p > 0 and p % n == 0:
-            shift += 1
+        shift = stripe.shift + p // n  # one further every n partitions
         first = (p + stripe.start) % n
         out.append([ids[first]] + [ids[_follower_index(first, shift, j, n)] for j in range(replication_factor - 1)])
     return out
@@ -72,10 +70,8 @@ def _place_rack_aware(racks: dict[int, str], count: int, replication_factor: int
     n = len(arranged)
     rack_count = len(set(racks.values()))
     out = []
-    shift = stripe.shift
     for p in range(first_partition, first_partition + count):
-        if p > 0 and p % n == 0:
-            shift += 1
+        shift = stripe.shift + p // n  # one further every n partitions
         first = (p + stripe.start) % n
         leader = arranged[first]
         replicas = [leader]
