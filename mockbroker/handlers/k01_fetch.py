@@ -85,16 +85,17 @@ def _read_partition(ctx: RequestContext, want: SessionPartition, by_id: bool, is
     out.partition = p
     log = p.log
     # An error below leaves the offsets at -1, as Kafka's ReplicaManager answers errors (createLogReadResult).
-    if not ctx.node.leads(p):
-        out.error = ErrorCode.NOT_LEADER_OR_FOLLOWER
-        return out
-    if want.current_leader_epoch >= 0:
+    # As Kafka's Partition.getLocalLog: a replica checks the epoch first, then whether it leads.
+    if want.current_leader_epoch >= 0 and ctx.node_id in p.replicas:
         if want.current_leader_epoch > log.leader_epoch:
             out.error = ErrorCode.UNKNOWN_LEADER_EPOCH
             return out
         if want.current_leader_epoch < log.leader_epoch:
             out.error = ErrorCode.FENCED_LEADER_EPOCH
             return out
+    if not ctx.node.leads(p):
+        out.error = ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return out
     if want.fetch_offset < log.log_start_offset or want.fetch_offset > log.log_end_offset:
         out.error = ErrorCode.OFFSET_OUT_OF_RANGE
         return out
