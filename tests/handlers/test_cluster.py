@@ -14,7 +14,6 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
 from tests.handlers.conftest import (
     FETCH,
-    LIST_OFFSETS,
     METADATA,
     PRODUCE,
     fetch,
@@ -60,7 +59,7 @@ def test_bootstrap_servers_and_metadata_list_every_node_with_its_rack(cluster: M
     for node_id in (1, 2, 3):
         with connect_to(cluster, node_id) as c:
             meta = c.request(METADATA, 12, {"topics": None})
-            assert [(b.node_id, b.port, b.rack) for b in meta.brokers] == list(zip((1, 2, 3), ports, "abc"))
+            assert [(b.node_id, b.port, b.rack) for b in meta.brokers] == list(zip((1, 2, 3), ports, "abc", strict=True))
     assert [(n.node_id, n.rack, n.alive) for n in cluster.nodes()] == [(1, "a", True), (2, "b", True),
                                                                        (3, "c", True)]
 
