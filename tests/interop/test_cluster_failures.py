@@ -1,0 +1,89 @@
+"""Real clients through leader moves and a node stop/start on a 3-node cluster (tests/interop/cluster_chaos.py):
+an idempotent acks=all producer writes continuously to a topic with replication factor 3 and
+min.insync.replicas 2 while leaders move every ~200 ms and node 3 stops and starts again; then every
+acknowledged record is in the log exactly once and in order per partition."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mockbroker import MockBroker
+from tests.interop.clients import java_argv, of_type, parse_json_lines, require_java
+from tests.interop.cluster_chaos import Chaos, check_exactly_once_in_order, make_topic
+
+pytestmark = [pytest.mark.interop, pytest.mark.mockbroker(brokers=3)]
+
+PARTITIONS = 3
+PRODUCE = 0
+
+
+def test_confluent_idempotent_producer_through_leader_moves_and_a_node_restart(mockbroker: MockBroker) -> None:
+    from confluent_kafka import Producer
+
+    topic = "chaos-ck"
+    make_topic(mockbroker, topic, PARTITIONS)
+    producer = Producer({"bootstrap.servers": mockbroker.bootstrap_servers, "enable.idempotence": True,
+                         "acks": "all", "linger.ms": 2, "retry.backoff.ms": 20, "reconnect.backoff.ms": 20,
+                         "reconnect.backoff.max.ms": 200, "topic.metadata.refresh.interval.ms": 1000,
+                         "message.timeout.ms": 60_000})
+    acked: dict[int, list[bytes]] = {}
+    errors: list[str] = []
+
+    def delivered(err: object, msg: object) -> None:
+        if err is not None:
+            errors.append(str(err))
+        else:
+            acked.setdefault(msg.partition(), []).append(msg.value())  # type: ignore[attr-defined]
+
+    chaos = Chaos(mockbroker, topic, PARTITIONS)
+    chaos.start()
+    i = 0
+    while chaos.is_alive() and i < 20_000:  # bounded: the chaos run takes ~5 s
+        producer.produce(topic, b"%06d" % i, partition=i % PARTITIONS, on_delivery=delivered)
+        producer.poll(0.002)
+        i += 1
+    assert producer.flush(60) == 0
+    chaos.finish()
+    assert errors == []
+    assert sum(len(v) for v in acked.values()) == i
+    check_exactly_once_in_order(mockbroker, topic, PARTITIONS, acked)
+
+
+@pytest.mark.java
+def test_java_idempotent_producer_through_leader_moves_and_a_node_restart(mockbroker: MockBroker,
+                                                                         tmp_path: Path) -> None:
+    require_java()
+    topic = "chaos-java"
+    make_topic(mockbroker, topic, PARTITIONS)
+    n = 40_000  # sync sends, one Produce request each (thousands a second): enough to outlast the chaos
+    records = [{"partition": i % PARTITIONS, "value": f"{i:06d}"} for i in range(n)]
+    args = {"bootstrap": mockbroker.bootstrap_servers, "topic": topic, "records": records, "sync": True,
+            "timeout_ms": 60_000, "deadline_ms": 170_000,
+            "config": {"acks": "all", "enable.idempotence": "true", "retry.backoff.ms": "20",
+                       "reconnect.backoff.ms": "20", "reconnect.backoff.max.ms": "200", "linger.ms": "0"}}
+    out_path, err_path = tmp_path / "stdout", tmp_path / "stderr"
+    with out_path.open("wb") as out_file, err_path.open("wb") as err_file:
+        proc = subprocess.Popen(java_argv("produce"), stdin=subprocess.PIPE, stdout=out_file, stderr=err_file)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(args).encode())
+        proc.stdin.close()
+        chaos = Chaos(mockbroker, topic, PARTITIONS)
+        chaos.start()
+        chaos.finish()
+        proc.wait(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    out, err = out_path.read_bytes(), err_path.read_text(errors="replace")
+    lines = parse_json_lines(out)
+    assert of_type(lines, "done") == [{"type": "done", "sent": n, "failed": 0}], (lines[-5:], err[-2000:])
+    acked: dict[int, list[bytes]] = {}
+    for line in of_type(lines, "sent"):
+        acked.setdefault(line["partition"], []).append(b"%06d" % line["index"])
+    check_exactly_once_in_order(mockbroker, topic, PARTITIONS, acked)
