@@ -5,6 +5,7 @@ acknowledged record is in the log exactly once and in order per partition."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -86,4 +87,66 @@ def test_java_idempotent_producer_through_leader_moves_and_a_node_restart(mockbr
     acked: dict[int, list[bytes]] = {}
     for line in of_type(lines, "sent"):
         acked.setdefault(line["partition"], []).append(b"%06d" % line["index"])
+    check_exactly_once_in_order(mockbroker, topic, PARTITIONS, acked)
+
+
+def test_aiokafka_idempotent_producer_through_leader_moves_and_a_node_restart(mockbroker: MockBroker) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    topic = "chaos-aio"
+    make_topic(mockbroker, topic, PARTITIONS)
+    acked: dict[int, list[bytes]] = {}
+    chaos = Chaos(mockbroker, topic, PARTITIONS)
+
+    async def run() -> int:
+        producer = AIOKafkaProducer(bootstrap_servers=mockbroker.bootstrap_servers, enable_idempotence=True,
+                                    acks="all", retry_backoff_ms=20, request_timeout_ms=10_000,
+                                    metadata_max_age_ms=1000, linger_ms=2)
+        await producer.start()
+        sent = 0
+        try:
+            chaos.start()
+            while chaos.is_alive() and sent < 100_000:  # bounded: the chaos run takes ~5 s
+                values = [b"%06d" % (sent + k) for k in range(30)]
+                futures = [await producer.send(topic, v, partition=(sent + k) % PARTITIONS)
+                           for k, v in enumerate(values)]
+                sent += len(values)
+                for value, meta in zip(values, await asyncio.gather(*futures), strict=True):
+                    acked.setdefault(meta.partition, []).append(value)
+        finally:
+            await producer.stop()
+        return sent
+
+    sent = asyncio.run(run())
+    chaos.finish()
+    assert sum(len(v) for v in acked.values()) == sent
+    check_exactly_once_in_order(mockbroker, topic, PARTITIONS, acked)
+
+
+def test_kafka_python_idempotent_producer_through_leader_moves_and_a_node_restart(mockbroker: MockBroker) -> None:
+    from kafka import KafkaProducer
+
+    topic = "chaos-kp"
+    make_topic(mockbroker, topic, PARTITIONS)
+    producer = KafkaProducer(bootstrap_servers=mockbroker.bootstrap_servers.split(","), enable_idempotence=True,
+                             acks="all", retry_backoff_ms=20, reconnect_backoff_ms=20,
+                             reconnect_backoff_max_ms=200, metadata_max_age_ms=1000, linger_ms=2,
+                             request_timeout_ms=10_000)
+    acked: dict[int, list[bytes]] = {}
+    chaos = Chaos(mockbroker, topic, PARTITIONS)
+    chaos.start()
+    sent = 0
+    try:
+        while chaos.is_alive() and sent < 100_000:  # bounded: the chaos run takes ~5 s
+            futures = [(b"%06d" % (sent + k), producer.send(topic, b"%06d" % (sent + k),
+                                                              partition=(sent + k) % PARTITIONS))
+                       for k in range(30)]
+            sent += len(futures)
+            for value, fut in futures:
+                meta = fut.get(timeout=60)
+                acked.setdefault(meta.partition, []).append(value)
+    finally:
+        producer.close(timeout=10)
+    chaos.finish()
+    assert sum(len(v) for v in acked.values()) == sent
     check_exactly_once_in_order(mockbroker, topic, PARTITIONS, acked)
