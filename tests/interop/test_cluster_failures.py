@@ -9,11 +9,19 @@ import asyncio
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mockbroker import MockBroker
-from tests.interop.clients import java_argv, of_type, parse_json_lines, require_java
+from tests.interop.clients import (
+    java_argv,
+    kafkajs_argv,
+    of_type,
+    parse_json_lines,
+    require_java,
+    require_kafkajs,
+)
 from tests.interop.cluster_chaos import Chaos, check_exactly_once_in_order, make_topic
 
 pytestmark = [pytest.mark.interop, pytest.mark.mockbroker(brokers=3)]
@@ -54,39 +62,65 @@ def test_confluent_idempotent_producer_through_leader_moves_and_a_node_restart(m
     check_exactly_once_in_order(mockbroker, topic, PARTITIONS, acked)
 
 
+def run_harness_through_chaos(broker: MockBroker, topic: str, argv: list[str], env: dict[str, str] | None,
+                              args: dict[str, Any], tmp_path: Path) -> dict[int, list[bytes]]:
+    """Run a harness's `produce` (sync sends of zero-padded indexes) while the chaos runs; check that every
+    record was acknowledged; the acknowledged values by partition."""
+    out_path, err_path = tmp_path / "stdout", tmp_path / "stderr"
+    with out_path.open("wb") as out_file, err_path.open("wb") as err_file:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out_file, stderr=err_file, env=env)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(args).encode())
+        proc.stdin.close()
+        chaos = Chaos(broker, topic, PARTITIONS)
+        chaos.start()
+        chaos.finish()
+        proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    lines = parse_json_lines(out_path.read_bytes())
+    err = err_path.read_text(errors="replace")
+    n = len(args["records"])
+    assert of_type(lines, "done") == [{"type": "done", "sent": n, "failed": 0}], (lines[-5:], err[-2000:])
+    acked: dict[int, list[bytes]] = {}
+    for line in of_type(lines, "sent"):
+        acked.setdefault(line["partition"], []).append(b"%06d" % line["index"])
+    return acked
+
+
+def records_for(n: int) -> list[dict[str, Any]]:
+    return [{"partition": i % PARTITIONS, "value": f"{i:06d}"} for i in range(n)]
+
+
 @pytest.mark.java
 def test_java_idempotent_producer_through_leader_moves_and_a_node_restart(mockbroker: MockBroker,
                                                                          tmp_path: Path) -> None:
     require_java()
     topic = "chaos-java"
     make_topic(mockbroker, topic, PARTITIONS)
-    n = 40_000  # sync sends, one Produce request each (thousands a second): enough to outlast the chaos
-    records = [{"partition": i % PARTITIONS, "value": f"{i:06d}"} for i in range(n)]
-    args = {"bootstrap": mockbroker.bootstrap_servers, "topic": topic, "records": records, "sync": True,
-            "timeout_ms": 60_000, "deadline_ms": 170_000,
+    # Sync sends, one Produce request each (thousands a second): enough to outlast the chaos.
+    args = {"bootstrap": mockbroker.bootstrap_servers, "topic": topic, "records": records_for(40_000),
+            "sync": True, "timeout_ms": 60_000, "deadline_ms": 290_000,
             "config": {"acks": "all", "enable.idempotence": "true", "retry.backoff.ms": "20",
                        "reconnect.backoff.ms": "20", "reconnect.backoff.max.ms": "200", "linger.ms": "0"}}
-    out_path, err_path = tmp_path / "stdout", tmp_path / "stderr"
-    with out_path.open("wb") as out_file, err_path.open("wb") as err_file:
-        proc = subprocess.Popen(java_argv("produce"), stdin=subprocess.PIPE, stdout=out_file, stderr=err_file)
-    try:
-        assert proc.stdin is not None
-        proc.stdin.write(json.dumps(args).encode())
-        proc.stdin.close()
-        chaos = Chaos(mockbroker, topic, PARTITIONS)
-        chaos.start()
-        chaos.finish()
-        proc.wait(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-    out, err = out_path.read_bytes(), err_path.read_text(errors="replace")
-    lines = parse_json_lines(out)
-    assert of_type(lines, "done") == [{"type": "done", "sent": n, "failed": 0}], (lines[-5:], err[-2000:])
-    acked: dict[int, list[bytes]] = {}
-    for line in of_type(lines, "sent"):
-        acked.setdefault(line["partition"], []).append(b"%06d" % line["index"])
+    acked = run_harness_through_chaos(mockbroker, topic, java_argv("produce"), None, args, tmp_path)
+    check_exactly_once_in_order(mockbroker, topic, PARTITIONS, acked)
+
+
+def test_kafkajs_idempotent_producer_through_leader_moves_and_a_node_restart(mockbroker: MockBroker,
+                                                                            tmp_path: Path) -> None:
+    require_kafkajs()
+    topic = "chaos-kafkajs"
+    make_topic(mockbroker, topic, PARTITIONS)
+    argv, env = kafkajs_argv("produce")
+    args = {"bootstrap": mockbroker.bootstrap_servers, "topic": topic, "records": records_for(20_000),
+            "sync": True, "timeout_ms": 60_000, "deadline_ms": 290_000,
+            "producer": {"idempotent": True, "maxInFlightRequests": 1,
+                         "retry": {"initialRetryTime": 50, "retries": 10}}}
+    acked = run_harness_through_chaos(mockbroker, topic, argv, env, args, tmp_path)
     check_exactly_once_in_order(mockbroker, topic, PARTITIONS, acked)
 
 
