@@ -184,3 +184,22 @@ def test_kafka_python_idempotent_producer_through_leader_moves_and_a_node_restar
     chaos.finish()
     assert sum(len(v) for v in acked.values()) == sent
     check_exactly_once_in_order(mockbroker, topic, PARTITIONS, acked)
+
+
+def test_readme_leader_move_example(mockbroker: MockBroker) -> None:
+    """The README's Clusters example, as written there."""
+    from confluent_kafka import Producer
+
+    mockbroker.create_topic("orders", 1, replication_factor=3, config={"min.insync.replicas": "2"})
+    producer = Producer({"bootstrap.servers": mockbroker.bootstrap_servers, "enable.idempotence": True})
+    producer.produce("orders", b"before")
+    producer.flush(30)
+    old = mockbroker.partition_state("orders", 0)
+    new_leader = next(n for n in old.isr if n != old.leader)
+    mockbroker.move_leader("orders", 0, new_leader)
+    mockbroker.stop_node(old.leader)
+    producer.produce("orders", b"after")
+    assert producer.flush(30) == 0
+    assert [r.value for r in mockbroker.records("orders")] == [b"before", b"after"]
+    mockbroker.start_node(old.leader)
+    assert mockbroker.partition_state("orders", 0).isr == old.replicas
