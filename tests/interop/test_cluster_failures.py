@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +204,47 @@ def test_readme_leader_move_example(mockbroker: MockBroker) -> None:
     assert [r.value for r in mockbroker.records("orders")] == [b"before", b"after"]
     mockbroker.start_node(old.leader)
     assert mockbroker.partition_state("orders", 0).isr == old.replicas
+
+
+@pytest.mark.mockbroker(brokers=3, config={"group.initial.rebalance.delay.ms": 0})
+def test_confluent_consumer_group_follows_the_coordinator_when_its_node_stops(mockbroker: MockBroker) -> None:
+    """The coordinators sit on the lowest live node (1); when it stops they move to node 2 with their state,
+    and the group's consumer finds the new one, keeps its offsets and reads on."""
+    from confluent_kafka import Consumer, Producer
+
+    topic = "chaos-group"
+    make_topic(mockbroker, topic, PARTITIONS)
+    producer = Producer({"bootstrap.servers": mockbroker.bootstrap_servers, "enable.idempotence": True})
+
+    def produce(values: range) -> None:
+        for i in values:
+            producer.produce(topic, b"%06d" % i, partition=i % PARTITIONS)
+        assert producer.flush(30) == 0
+
+    consumer = Consumer({"bootstrap.servers": mockbroker.bootstrap_servers, "group.id": "g-chaos",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 200})
+    seen: list[bytes] = []
+
+    def consume_until(count: int) -> None:
+        deadline = time.monotonic() + 60
+        while len(seen) < count:
+            assert time.monotonic() < deadline, f"read {len(seen)} of {count}"
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is None:
+                seen.append(msg.value())
+                consumer.commit(msg, asynchronous=False)
+
+    try:
+        consumer.subscribe([topic])
+        produce(range(30))
+        consume_until(30)
+        before = mockbroker.committed("g-chaos")
+        assert sum(before.values()) == 30
+        mockbroker.stop_node(1)
+        produce(range(30, 60))
+        consume_until(60)
+    finally:
+        consumer.close()
+    assert sorted(seen) == [b"%06d" % i for i in range(60)]
+    assert sum(mockbroker.committed("g-chaos").values()) == 60
