@@ -58,6 +58,11 @@ class NodeServers:
                 conn.close()
                 conn.cancel_pending()
 
+    async def settle(self) -> None:
+        """Wait for listeners still being started (a start_node just before the broker stops)."""
+        if self._starting:
+            await asyncio.wait(list(self._starting), timeout=5)
+
     def all(self) -> list[asyncio.AbstractServer]:
         return [s for servers in self.servers.values() for s in servers]
 

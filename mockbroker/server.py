@@ -161,6 +161,7 @@ class MockBroker:
     async def stop(self) -> None:
         self._stopping = True
         self.scheduler.detach()
+        await self._servers.settle()
         servers = self._servers.all()
         for server in servers:
             server.close()
