@@ -35,10 +35,11 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 
-def brokers_for(ctx: RequestContext) -> list[Msg]:
+def brokers_for(ctx: RequestContext, include_stopped: bool = False) -> list[Msg]:
+    """The running nodes (and the stopped ones when asked) with their address on the client's listener."""
     out = []
     for node_id, node in sorted(ctx.cluster.nodes.items()):
-        if not node.alive:
+        if not node.alive and not include_stopped:
             continue
         listener = next(
             (lst for lst in ctx.cluster.listeners if lst.node_id == node_id and lst.name == ctx.listener.name),

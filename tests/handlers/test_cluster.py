@@ -194,3 +194,14 @@ def test_a_partition_without_a_live_isr_member_is_offline(cluster: MockBroker) -
     cluster.start_node(3)
     state = cluster.partition_state("t", 0)
     assert (state.leader, state.isr, state.offline_replicas) == (3, [1, 2, 3], [])
+
+
+def test_describe_cluster_lists_a_stopped_node_as_fenced_only_when_asked(cluster: MockBroker) -> None:
+    cluster.stop_node(2)
+    with connect_to(cluster, 3) as c:
+        plain = c.request(60, 2, {"include_cluster_authorized_operations": False, "endpoint_type": 1,
+                                  "include_fenced_brokers": False})
+        assert [(b.broker_id, b.is_fenced) for b in plain.brokers] == [(1, False), (3, False)]
+        fenced = c.request(60, 2, {"include_cluster_authorized_operations": False, "endpoint_type": 1,
+                                   "include_fenced_brokers": True})
+        assert [(b.broker_id, b.is_fenced) for b in fenced.brokers] == [(1, False), (2, True), (3, False)]
