@@ -5,6 +5,7 @@ nodes refuse connections and start again on the same port; coordinators sit on t
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Iterator
 
@@ -136,6 +137,9 @@ def test_a_leader_move_fences_old_epochs_and_moves_service_to_the_new_leader(clu
         stale = c.request(OFFSET_FOR_LEADER_EPOCH, 4, {"replica_id": -1, "topics": [{"topic": "t", "partitions": [
             {"partition": 0, "current_leader_epoch": 0, "leader_epoch": 0}]}]})
         assert stale.topics[0].partitions[0].error_code == ErrorCode.FENCED_LEADER_EPOCH
+        future = c.request(OFFSET_FOR_LEADER_EPOCH, 4, {"replica_id": -1, "topics": [{"topic": "t", "partitions": [
+            {"partition": 0, "current_leader_epoch": 2, "leader_epoch": 0}]}]})
+        assert future.topics[0].partitions[0].error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
     assert [b.partition_leader_epoch for b in cluster.batches("t")] == [0, 1]
 
 
@@ -205,3 +209,19 @@ def test_describe_cluster_lists_a_stopped_node_as_fenced_only_when_asked(cluster
         fenced = c.request(60, 2, {"include_cluster_authorized_operations": False, "endpoint_type": 1,
                                    "include_fenced_brokers": True})
         assert [(b.broker_id, b.is_fenced) for b in fenced.brokers] == [(1, False), (2, True), (3, False)]
+
+
+def test_nodes_stop_and_start_from_asyncio_code_on_the_brokers_own_loop() -> None:
+    async def run() -> None:
+        async with MockBroker(brokers=2) as broker:
+            port = port_of(broker, 2)
+            broker.stop_node(2)
+            with pytest.raises(OSError):
+                await asyncio.open_connection("127.0.0.1", port)
+            broker.start_node(2)
+            reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 30)
+            writer.close()
+            await writer.wait_closed()
+            assert [n.alive for n in broker.nodes()] == [True, True]
+
+    asyncio.run(run())
