@@ -30,11 +30,6 @@ keep-alive as HTTP/1.1 has it; request bodies need a Content-Length (at most 1 M
     POST   /faults {api_key, error | drop | delay, count?, topic?, partition?}   MockBroker.inject (201)
     DELETE /faults                            remove every fault rule
     GET    /requests?api_key=&limit=          the requests received (most recent last)
-    GET    /nodes                             every node: id, rack, alive, listeners
-    POST   /nodes/{id}/stop | /nodes/{id}/start   MockBroker.stop_node / start_node
-    POST   /leaders {topic, partition, node}  MockBroker.move_leader
-    POST   /leaders/preferred                 MockBroker.elect_preferred_leaders
-    POST   /isr {topic, partition, isr}       MockBroker.set_isr
     POST   /reset                             delete every topic (internal ones excepted), clear the
                                               fault rules and the request record (the clock, producer
                                               ids, groups and transactional ids are kept)
@@ -420,9 +415,7 @@ class ControlServer:
         out = self._topic_summary(t)
         out["partitions"] = [
             {"partition": p.index, "leader": p.leader_id, "leader_epoch": p.leader_epoch,
-             "replicas": list(p.replicas), "isr": list(p.isr),
-             "offline_replicas": [n for n in p.replicas if not self.broker.cluster.nodes[n].alive],
-             "log_start_offset": p.log.log_start_offset,
+             "replicas": list(p.replicas), "log_start_offset": p.log.log_start_offset,
              "high_watermark": p.log.high_watermark, "last_stable_offset": p.log.last_stable_offset,
              "batches": len(p.log.batches), "size_bytes": p.log.size_bytes}
             for p in t.partitions
@@ -606,53 +599,6 @@ class ControlServer:
     def clock(self, req: Request) -> Any:
         return {"now_ms": self.broker.clock.now_ms()}
 
-    # -- nodes and leadership (MockBroker's failure API) -------------------------------------------
-    def list_nodes(self, req: Request) -> Any:
-        return {"nodes": jsonable(self.broker.nodes())}
-
-    def _node_call(self, fn: Callable[[], Any]) -> Any:
-        try:
-            return fn()
-        except KafkaError as exc:
-            raise HttpError(400, exc.code.name.lower(), exc.message or exc.code.name) from None
-        except KeyError as exc:
-            raise HttpError(404, "unknown_node_or_partition", str(exc.args[0] if exc.args else exc)) from None
-
-    def stop_node(self, req: Request) -> Any:
-        self._node_call(lambda: self.broker.stop_node(int(req.params["id"])))
-        return self.list_nodes(req)
-
-    def start_node(self, req: Request) -> Any:
-        self._node_call(lambda: self.broker.start_node(int(req.params["id"])))
-        return self.list_nodes(req)
-
-    def _topic_partition(self, body: dict[str, Any], extra: set[str]) -> tuple[str, int]:
-        _reject_unknown_fields(body, {"topic", "partition", *extra})
-        topic = _field(body, "topic", (str,), "a topic name", required=True)
-        partition = _int_field(body, "partition", required=True, lo=0)
-        assert partition is not None  # required
-        return topic, partition
-
-    def move_leader(self, req: Request) -> Any:
-        body = req.json()
-        topic, partition = self._topic_partition(body, {"node"})
-        node = _int_field(body, "node", required=True)
-        assert node is not None  # required
-        self._node_call(lambda: self.broker.move_leader(topic, partition, node))
-        return jsonable(self.broker.partition_state(topic, partition))
-
-    def elect_preferred(self, req: Request) -> Any:
-        return {"moved": [{"topic": t, "partition": p} for t, p in self.broker.elect_preferred_leaders()]}
-
-    def set_isr(self, req: Request) -> Any:
-        body = req.json()
-        topic, partition = self._topic_partition(body, {"isr"})
-        isr = _field(body, "isr", (list,), "a list of node ids", required=True)
-        if not all(isinstance(n, int) and not isinstance(n, bool) for n in isr):
-            raise HttpError(400, "bad_field", "isr must be a list of node ids")
-        self._node_call(lambda: self.broker.set_isr(topic, partition, isr))
-        return jsonable(self.broker.partition_state(topic, partition))
-
     def advance(self, req: Request) -> Any:
         body = req.json()
         _reject_unknown_fields(body, {"seconds"})
@@ -776,16 +722,9 @@ ROUTE_DOCS: list[tuple[str, str, Callable[..., Any]]] = [
     ("DELETE", "/faults", ControlServer.clear_faults),
     ("GET", "/requests", ControlServer.requests),
     ("POST", "/reset", ControlServer.reset),
-    ("GET", "/nodes", ControlServer.list_nodes),
-    ("POST", "/nodes/{id}/stop", ControlServer.stop_node),
-    ("POST", "/nodes/{id}/start", ControlServer.start_node),
-    ("POST", "/leaders", ControlServer.move_leader),
-    ("POST", "/leaders/preferred", ControlServer.elect_preferred),
-    ("POST", "/isr", ControlServer.set_isr),
 ]
 _ROUTES: list[tuple[str, re.Pattern[str], Callable[..., Any]]] = [
-    (m, re.compile("^" + p.replace("{name}", _NAME).replace("{id}", r"(?P<id>\d+)") + "$"), fn)
-    for m, p, fn in ROUTE_DOCS
+    (m, re.compile("^" + p.replace("{name}", _NAME) + "$"), fn) for m, p, fn in ROUTE_DOCS
 ]
 
 
