@@ -8,9 +8,12 @@
 All broker state is owned by one event loop. Called from another thread (run_in_thread), the public
 methods hop onto the broker's loop and wait for the answer, so tests never race the broker.
 
-The broker is the cluster-wide model (state/cluster.py) plus one node (mockbroker/node.py: its
-coordinators, fetch sessions and view of leadership) in `nodes`; each listener belongs to a node, and
-each connection it accepts serves requests as that node (`ctx.node`).
+The broker is the cluster-wide model (state/cluster.py) plus its nodes (mockbroker/node.py: fetch
+sessions, view of leadership, the coordinators they share) in `nodes`: one by default, N with
+`brokers=N`. Each listener belongs to a node, and each connection it accepts serves requests as that
+node (`ctx.node`). The failure API (stop_node, start_node, move_leader, elect_preferred_leaders,
+set_isr, partition_state) changes the model through state/leadership.py and the node's listening
+sockets through mockbroker/failures.py.
 """
 
 from __future__ import annotations
