@@ -248,3 +248,26 @@ def test_confluent_consumer_group_follows_the_coordinator_when_its_node_stops(mo
         consumer.close()
     assert sorted(seen) == [b"%06d" % i for i in range(60)]
     assert sum(mockbroker.committed("g-chaos").values()) == 60
+
+
+def test_confluent_acks_all_waits_out_not_enough_replicas_until_a_node_returns(mockbroker: MockBroker) -> None:
+    """With two of three replicas stopped the ISR is below min.insync.replicas: the broker refuses the
+    append (NOT_ENOUGH_REPLICAS, retriable), librdkafka retries, and delivers once a node is back."""
+    from confluent_kafka import Producer
+
+    mockbroker.create_topic("nem", 1, config={"min.insync.replicas": "2"}, assignments=[[1, 2, 3]])
+    mockbroker.stop_node(2)
+    mockbroker.stop_node(3)
+    producer = Producer({"bootstrap.servers": mockbroker.bootstrap_servers, "enable.idempotence": True,
+                         "acks": "all", "retry.backoff.ms": 20, "retry.backoff.max.ms": 50,
+                         "message.timeout.ms": 60_000})
+    producer.produce("nem", b"held")
+    deadline = time.monotonic() + 60
+    while len(mockbroker.received(PRODUCE)) < 3:  # refused and retried
+        assert time.monotonic() < deadline, "the producer did not retry"
+        producer.poll(0.05)
+    assert mockbroker.records("nem") == []
+    assert len(producer) == 1, "the record was given up or delivered while the ISR was too small"
+    mockbroker.start_node(2)
+    assert producer.flush(60) == 0
+    assert [r.value for r in mockbroker.records("nem")] == [b"held"]
