@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mockbroker import MockBroker
+from tests.interop import clients
 from tests.interop.clients import (
     java_argv,
     kafkajs_argv,
@@ -22,6 +23,7 @@ from tests.interop.clients import (
     parse_json_lines,
     require_java,
     require_kafkajs,
+    require_kcat,
 )
 from tests.interop.cluster_chaos import Chaos, check_exactly_once_in_order, make_topic
 
@@ -271,3 +273,42 @@ def test_confluent_acks_all_waits_out_not_enough_replicas_until_a_node_returns(m
     mockbroker.start_node(2)
     assert producer.flush(60) == 0
     assert [r.value for r in mockbroker.records("nem")] == [b"held"]
+
+
+def test_kcat_idempotent_producer_through_leader_moves_and_a_node_restart(mockbroker: MockBroker,
+                                                                         tmp_path: Path) -> None:
+    """kcat -P (librdkafka 2.0) reading lines from a pipe the test feeds while the chaos runs; one partition,
+    so every line delivered is in the log once, in the order written."""
+    require_kcat()
+    topic = "chaos-kcat"
+    make_topic(mockbroker, topic, 1)
+    exe = clients._deps().kcat_path()  # where run_kcat finds it
+    assert exe is not None
+    argv = [exe, "-b", mockbroker.bootstrap_servers, "-P", "-t", topic, "-p", "0",
+            "-X", "enable.idempotence=true", "-X", "acks=all", "-X", "linger.ms=2", "-X", "retry.backoff.ms=20",
+            "-X", "reconnect.backoff.ms=20", "-X", "reconnect.backoff.max.ms=200", "-X", "message.timeout.ms=60000"]
+    err_path = tmp_path / "kcat.stderr"
+    with err_path.open("wb") as err_file:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err_file)
+    assert proc.stdin is not None
+    chaos = Chaos(mockbroker, topic, 1)
+    chaos.start()
+    sent = 0
+    try:
+        while chaos.is_alive() and sent < 200_000:  # bounded: the chaos run takes ~5 s
+            proc.stdin.write(b"".join(b"%06d\n" % (sent + k) for k in range(20)))
+            proc.stdin.flush()
+            sent += 20
+            time.sleep(0.002)
+        proc.stdin.close()
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    chaos.finish()
+    err = err_path.read_bytes()
+    assert proc.returncode == 0 and b"delivery failed" not in err.lower(), err.decode(errors="replace")[-2000:]
+    acked = {0: [b"%06d" % i for i in range(sent)]}
+    check_exactly_once_in_order(mockbroker, topic, 1, acked)
+    assert len(mockbroker.records(topic)) == sent
