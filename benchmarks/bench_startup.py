@@ -1,10 +1,12 @@
 """Startup time of the `mockbroker` command: from spawning the process to accepting connections.
 
-    .venv/bin/python benchmarks/bench_startup.py [--runs 10] [--importtime]
+    .venv/bin/python benchmarks/bench_startup.py [--runs 10] [--importtime] [--brokers 3]
 
 For each way of starting it, `--runs` times (median, min, max printed; target: median under 300 ms):
 - "line":    `python -m mockbroker --port 0`, clock stopped when the "mockbroker listening on" line
              arrives (the broker prints it once its listener accepts connections);
+- "line, all listeners": `python -m mockbroker --port 0 --brokers 3` (--brokers N), a cluster in one
+             process: clock stopped at the line, which comes once every node's listener accepts;
 - "connect": `python -m mockbroker --port <free port>`, clock stopped at the first TCP connect that
              succeeds (polled every millisecond), independent of the printed line;
 - the installed `mockbroker` script (next to this interpreter, or on PATH), "line" mode;
@@ -66,10 +68,11 @@ def time_until_line(cmd: list[str], env: dict[str, str] | None = None) -> float:
                         raise RuntimeError(f"{cmd!r} exited ({proc.poll()}) before listening")
                     buf += chunk
         elapsed = time.perf_counter() - t0
-        # the line promises a listener: check it
-        addr = buf.split(MARKER, 1)[1].split(b"\n", 1)[0].strip().decode()
-        host, _, port = addr.rpartition(":")
-        socket.create_connection((host, int(port)), timeout=5).close()
+        # the line promises listeners (every node's, with --brokers): check them
+        addrs = buf.split(MARKER, 1)[1].split(b"\n", 1)[0].strip().decode()
+        for addr in addrs.split(", "):
+            host, _, port = addr.rpartition(":")
+            socket.create_connection((host, int(port)), timeout=5).close()
         return elapsed
     finally:
         _stop(proc)
@@ -150,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="startup time of the mockbroker command")
     ap.add_argument("--runs", type=int, default=10, help="runs per case (default 10)")
     ap.add_argument("--importtime", action="store_true", help="also list the slowest imports")
+    ap.add_argument("--brokers", type=int, default=3,
+                    help="also time a cluster of this many nodes (--brokers N, every listener; default 3; 1: skip)")
     args = ap.parse_args(argv)
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="mockbroker-pycache-") as cache:
@@ -167,6 +172,10 @@ def main(argv: list[str] | None = None) -> int:
             ("python -m mockbroker --port P (connect)",
              partial(time_until_connect, [py, "-m", "mockbroker"], cached), True),
         ]
+        if args.brokers > 1:
+            cases.append((f"python -m mockbroker --port 0 --brokers {args.brokers} (line, all listeners)",
+                          partial(time_until_line, [py, "-m", "mockbroker", "--port", "0", "--brokers",
+                                                    str(args.brokers)], cached), True))
         script = installed_script()
         if script:
             cases.append((f"{os.path.relpath(script, ROOT)} --port 0 (line)",

@@ -1,6 +1,7 @@
 """The `mockbroker` command (also `python -m mockbroker`): run a broker until SIGINT/SIGTERM.
 
     mockbroker --port 9092 --topic orders:3 --topic payments
+    mockbroker --brokers 3 --port 9092        (nodes 1, 2, 3 on 9092, 9093, 9094)
     mockbroker serve ...                      (the same)
     mockbroker --listener INTERNAL://0.0.0.0:29092 --listener EXTERNAL://0.0.0.0:9092 \\
                --advertised-listener INTERNAL://kafka:29092 --advertised-listener EXTERNAL://localhost:9092
@@ -57,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--advertised-listener", action="append", default=[], metavar="NAME://HOST:PORT",
                    help="what Metadata advertises to clients of listener NAME (repeatable)")
     p.add_argument("--node-id", type=int, help="this broker's node id (default 1)")
+    p.add_argument("--brokers", type=int, help="nodes to run in this process (default 1; MOCKBROKER_BROKERS): ids "
+                   "node-id, node-id+1, ...; each its own listeners, on the next ports (port 0: free ones)")
     p.add_argument("--cluster-id", help="cluster id (default: random)")
     p.add_argument("--partitions", type=int, help="partitions of auto-created topics (default 1)")
     p.add_argument("--topic", action="append", default=[], metavar="NAME[:PARTITIONS]",
@@ -150,7 +153,7 @@ def flags_from_args(args: argparse.Namespace) -> Flags:
         listeners=list(args.listener), advertised_listeners=list(args.advertised_listener),
         node_id=args.node_id, cluster_id=args.cluster_id, partitions=args.partitions,
         auto_create=False if args.no_auto_create else None, config=list(args.config), topics=list(args.topic),
-        http_host=args.http_host, http_port=args.http_port, log_level=args.log_level,
+        http_host=args.http_host, http_port=args.http_port, log_level=args.log_level, brokers=args.brokers,
     )
 
 
@@ -160,7 +163,8 @@ def parse_topic(spec: str) -> tuple[str, int]:
 
 
 def listening_line(broker: MockBroker) -> str:
-    """"mockbroker listening on HOST:PORT" (the bound address), plus the advertised one if different."""
+    """"mockbroker listening on HOST:PORT" (the bound address), plus the advertised one if different; every
+    listener of every node, in node order."""
     parts = []
     for lst in broker.cluster.listeners:
         bound = f"{lst.host}:{lst.port}"

@@ -31,6 +31,7 @@ import inspect
 import itertools
 import logging
 import socket
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mockbroker import dispatch
@@ -67,11 +68,13 @@ class ConnectionHost(Protocol):
     cluster: Cluster
     clock: Clock
     scheduler: Scheduler
-    nodes: dict[int, BrokerNode]
     faults: Faults
     security: BrokerSecurity  # TLS and SASL per listener (mockbroker/security)
     capture: list[bytes] | None  # every request frame, raw, when a list
     _connections: set[Connection]
+
+    @property
+    def nodes(self) -> Mapping[int, BrokerNode]: ...
 
     def record_request(self, ctx: RequestContext, header: hdr.RequestHeader) -> None: ...
 

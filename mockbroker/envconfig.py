@@ -162,11 +162,13 @@ class Flags:
     http_host: str | None = None
     http_port: int | None = None
     log_level: str | None = None
+    brokers: int | None = None
 
 
 @dataclass
 class BrokerSettings:
     node_id: int = 1
+    brokers: int = 1  # nodes in the process (ids node_id, node_id+1, ...; listeners on the next ports)
     cluster_id: str | None = None
     rack: str | None = None
     listeners: list[ListenerSpec] = field(default_factory=list)  # bound, in the order given
@@ -181,8 +183,8 @@ class BrokerSettings:
     warnings: list[str] = field(default_factory=list)  # other things worth one WARNING line each
 
     def broker_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for MockBroker(...)."""
-        return {
+        """Keyword arguments for MockBroker(...) (brokers only when more than one)."""
+        return ({"brokers": self.brokers} if self.brokers > 1 else {}) | {
             "node_id": self.node_id,
             "cluster_id": self.cluster_id,
             "config": dict(self.config),
@@ -257,6 +259,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("MOCKBROKER_HTTP_HOST",           None,                                      "mockbroker.http.host",   text, True),
     EnvVar("MOCKBROKER_HTTP_PORT",           None,                                      "mockbroker.http.port",   integer("the HTTP port", 0, 65535), True),
     EnvVar("MOCKBROKER_LOG_LEVEL",           None,                                      "mockbroker.log.level",   log_level, True),
+    EnvVar("MOCKBROKER_BROKERS",             None,                                      "mockbroker.brokers",     integer("the broker count", 1, 64), True),
     # Every other KAFKA_<NAME> / KAFKA_CFG_<NAME>: the broker setting <name> (env_to_setting), checked by
     # its own parser in state/configs.py when mockbroker models it.
 )
@@ -352,6 +355,7 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
         ("mockbroker.http.host", flags.http_host or None, "--http-host"),
         ("mockbroker.http.port", flags.http_port, "--http-port"),
         ("mockbroker.log.level", flags.log_level or None, "--log-level"),
+        ("mockbroker.brokers", flags.brokers, "--brokers"),
     ]
     for key, flag_value, flag in given:
         if flag_value is not None:
@@ -539,6 +543,7 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.http_port = props.value("mockbroker.http.port")
     out.http_host = props.value("mockbroker.http.host") or props.value("mockbroker.host") or DEFAULT_HOST
     out.log_level = props.value("mockbroker.log.level", "WARNING")
+    out.brokers = props.value("mockbroker.brokers", 1)
     return out
 
 

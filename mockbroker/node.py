@@ -10,8 +10,10 @@ replicas, the nodes Metadata lists, every listener). What Kafka keeps per broker
 - its fetch session cache (KIP-227 sessions belong to the broker that opened them) and its append path.
 
 Every connection is bound to the node whose listener accepted it; handlers reach state through
-`ctx.node` (mockbroker/context.py). MockBroker builds one node today; several nodes in one process are
-more BrokerNode objects over the same Cluster, clock and scheduler.
+`ctx.node` (mockbroker/context.py). Several nodes in one process are more BrokerNode objects over the
+same Cluster, clock and scheduler; they share one group and one transaction coordinator (their state),
+which FindCoordinator places on the lowest live node (coordinator_id), so a stopped node's coordinators
+move with their state.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ if TYPE_CHECKING:
 
 class BrokerNode:
     def __init__(self, node_id: int, cluster: Cluster, clock: Clock, scheduler: Scheduler, *,
-                 security: BrokerSecurity) -> None:
+                 security: BrokerSecurity, coordinators_of: BrokerNode | None = None) -> None:
+        """coordinators_of: the node whose group and transaction coordinators this one shares (several
+        nodes in one process keep one of each, which FindCoordinator places on the lowest live node)."""
         self.node_id = node_id
         self.cluster = cluster
         # Users and TLS material are the cluster's (Kafka keeps SCRAM credentials in its metadata log):
@@ -41,7 +45,11 @@ class BrokerNode:
         self.clock = clock
         self.scheduler = scheduler
         self.appender = Appender()
-        self.txn_coordinator = TxnCoordinator(cluster, clock, scheduler, groups=lambda: self.group_coordinator)
+        self._coordinators_of = coordinators_of
+        if coordinators_of is not None:
+            self.txn_coordinator: TxnCoordinator = coordinators_of.txn_coordinator
+        else:
+            self.txn_coordinator = TxnCoordinator(cluster, clock, scheduler, groups=lambda: self.group_coordinator)
         self.appender.txn_check = self.txn_coordinator.check_produce
         self.fetch_sessions = FetchSessionCache(int(cluster.config.get("max.incremental.fetch.session.cache.slots")))
         self._group_coordinator: GroupCoordinator | None = None
@@ -66,9 +74,16 @@ class BrokerNode:
         return partition.leader_id == self.node_id
 
     # -- coordinators ----------------------------------------------------------------------------
+    def coordinator_id(self) -> int:
+        """The node FindCoordinator names for every group and transactional id: the lowest live node."""
+        live = self.cluster.live_node_ids()
+        return live[0] if live else self.node_id
+
     @property
     def group_coordinator(self) -> GroupCoordinator:
         """Every group this node coordinates and their committed offsets (made on first use)."""
+        if self._coordinators_of is not None:
+            return self._coordinators_of.group_coordinator
         if self._group_coordinator is None:
             txn = self.txn_coordinator
             self._group_coordinator = GroupCoordinator(

@@ -8,9 +8,12 @@
 All broker state is owned by one event loop. Called from another thread (run_in_thread), the public
 methods hop onto the broker's loop and wait for the answer, so tests never race the broker.
 
-The broker is the cluster-wide model (state/cluster.py) plus one node (mockbroker/node.py: its
-coordinators, fetch sessions and view of leadership) in `nodes`; each listener belongs to a node, and
-each connection it accepts serves requests as that node (`ctx.node`).
+The broker is the cluster-wide model (state/cluster.py) plus its nodes (mockbroker/node.py: fetch
+sessions, view of leadership, the coordinators they share) in `nodes`: one by default, N with
+`brokers=N`. Each listener belongs to a node, and each connection it accepts serves requests as that
+node (`ctx.node`). The failure API (stop_node, start_node, move_leader, elect_preferred_leaders,
+set_isr, partition_state) changes the model through state/leadership.py and the node's listening
+sockets through mockbroker/failures.py.
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker import dispatch, error_responses
 from mockbroker.clock import Clock
 from mockbroker.connection import Connection
 from mockbroker.context import RequestContext
+from mockbroker.failures import NodeServers
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest
 from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
 from mockbroker.maintenance import LogMaintenance
@@ -34,13 +39,15 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.scheduler import Scheduler
 from mockbroker.security import BrokerSecurity, principal_of, resolve_protocols
 from mockbroker.security.protocols import parse_protocol_map
+from mockbroker.state import leadership
 from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
-from mockbroker.state.cluster import Cluster, Listener, Topic
+from mockbroker.state.cluster import Cluster, Listener, Partition, Topic
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.group_common import GroupSummary
 from mockbroker.state.group_coordinator import GroupCoordinator
+from mockbroker.state.leadership import PartitionState
 from mockbroker.state.segments import describe_segments
 from mockbroker.state.txn import TransactionInfo, TxnCoordinator
 
@@ -52,6 +59,28 @@ log = logging.getLogger("mockbroker")
 T = TypeVar("T")
 # Kafka checks for expired producer ids every producer.id.expiration.check.interval.ms (10 minutes).
 PRODUCER_EXPIRATION_CHECK_MS = 600_000
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """What broker.nodes() tells of a node."""
+
+    node_id: int
+    rack: str | None
+    alive: bool
+    listeners: list[str]  # NAME://host:port as advertised
+
+
+class Nodes(dict[int, BrokerNode]):
+    """The broker's nodes by id (`broker.nodes[2]`: its services, as connections use them); called,
+    `broker.nodes()` lists every node (NodeInfo: id, rack, running or stopped, addresses)."""
+
+    def __init__(self, describe: Callable[[], list[NodeInfo]]) -> None:
+        super().__init__()
+        self._describe = describe
+
+    def __call__(self) -> list[NodeInfo]:
+        return self._describe()
 
 
 class MockBroker:
@@ -75,6 +104,8 @@ class MockBroker:
         sasl_mechanisms: list[str] | None = None,
         tls: TlsConfig | None = None,
         oauth: OAuthConfig | None = None,
+        brokers: int = 1,
+        racks: list[str | None] | None = None,
     ) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
@@ -90,6 +121,8 @@ class MockBroker:
             throwaway CA and server certificate, in broker.tls (ca_file, ca_pem, client_cert()).
         oauth: OAUTHBEARER token validation (mockbroker.security.oauth.OAuthConfig); given, OAUTHBEARER
             is enabled by default (else list it in sasl_mechanisms: unsecured JWTs, Kafka's default).
+        brokers: how many nodes (ids node_id, node_id+1, ...); each gets the listeners of the first, on
+        the next ports (port 0: each a free port); racks: one per node.
         """
         settings = dict(config or {})
         if partitions is not None:
@@ -98,9 +131,16 @@ class MockBroker:
             settings["auto.create.topics.enable"] = auto_create_topics
         if max_request_size is not None:
             settings["socket.request.max.bytes"] = max_request_size
+        if brokers < 1:
+            raise ValueError(f"brokers must be at least 1, got {brokers}")
+        if racks is not None and len(racks) != brokers:
+            raise ValueError(f"racks names {len(racks)} rack(s) for {brokers} broker(s)")
         self.clock = clock or Clock()
-        self.cluster = Cluster(node_ids=[node_id], cluster_id=cluster_id, config=BrokerConfig(settings),
+        node_ids = [node_id + i for i in range(brokers)]
+        self.cluster = Cluster(node_ids=node_ids, cluster_id=cluster_id, config=BrokerConfig(settings),
                                clock=self.clock)
+        for nid, rack in zip(node_ids, racks or [], strict=False):
+            self.cluster.nodes[nid].rack = rack
         self.node_id = node_id
         if listeners is not None and security is not None:
             raise ValueError("give security= for the one default listener, or listeners= each with its "
@@ -112,22 +152,29 @@ class MockBroker:
         self.security.now_ms = self.clock.now_ms
         for name, password in (users or {}).items():
             self.security.credentials.add_user(name, password, self.security.mechanisms)
+        if brokers > 1 and all(lst.node_id == node_id for lst in listeners):
+            listeners = [_shifted(lst, nid, nid - node_id) for nid in node_ids for lst in listeners]
         self.cluster.listeners = listeners
         for listener in listeners:
-            if listener.node_id != node_id:
+            if listener.node_id not in self.cluster.nodes:
                 raise ValueError(f"listener {listener.name} belongs to node {listener.node_id}, but this broker "
-                                 f"runs node {node_id}")
+                                 f"runs node(s) {node_ids}")
         self.scheduler = Scheduler(self.clock)
-        # The node this process runs (mockbroker/node.py): its coordinators, fetch sessions, leadership.
+        # The nodes this process runs (mockbroker/node.py): fetch sessions, leadership, and one group and
+        # one transaction coordinator that they share (FindCoordinator places them on the lowest live node).
         self.node = BrokerNode(node_id, self.cluster, self.clock, self.scheduler, security=self.security)
-        self.nodes: dict[int, BrokerNode] = {node_id: self.node}
+        self.nodes = Nodes(self._node_infos)
+        self.nodes[node_id] = self.node
+        for nid in node_ids[1:]:
+            self.nodes[nid] = BrokerNode(nid, self.cluster, self.clock, self.scheduler, security=self.security,
+                                         coordinators_of=self.node)
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
                                               txn_index=lambda: self.node.txn_coordinator)
         self.faults = Faults()
         self.requests: list[ReceivedRequest] = []
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
-        self._servers: list[asyncio.AbstractServer] = []
+        self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options)
         self._connections: set[Connection] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -152,6 +199,13 @@ class MockBroker:
         security.max_receive_before_auth = int(settings.get("sasl.server.max.receive.size", 524288))
         return security
 
+    def _server_options(self, listener: Listener) -> dict[str, Any]:
+        """create_server's TLS options for a listener (none for PLAINTEXT and SASL_PLAINTEXT)."""
+        context = self.security.ssl_context(listener)
+        if context is None:
+            return {}
+        return {"ssl": context, "ssl_handshake_timeout": self.security.handshake_timeout_s()}
+
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> MockBroker:
         self._loop = asyncio.get_running_loop()
@@ -159,27 +213,16 @@ class MockBroker:
         self.scheduler.call_later(PRODUCER_EXPIRATION_CHECK_MS, self._expire_producers)
         self.log_maintenance.start()
         for listener in self.cluster.listeners:
-            context = self.security.ssl_context(listener)
-            tls_options: dict[str, Any] = {}
-            if context is not None:
-                tls_options = {"ssl": context, "ssl_handshake_timeout": self.security.handshake_timeout_s()}
-            server = await self._loop.create_server(
-                lambda lst=listener: Connection(self, lst),  # type: ignore[misc]
-                listener.host,
-                listener.port,
-                reuse_address=True,
-                **tls_options,
-            )
-            if listener.port == 0:
-                listener.port = server.sockets[0].getsockname()[1]
-            self._servers.append(server)
+            await self._servers.bind(self._loop, listener)
         log.info("mockbroker listening on %s", self.bootstrap_servers)
         return self
 
     async def stop(self) -> None:
         self._stopping = True
         self.scheduler.detach()
-        for server in self._servers:
+        await self._servers.settle()
+        servers = self._servers.all()
+        for server in servers:
             server.close()
         tasks = []
         for conn in list(self._connections):
@@ -189,7 +232,7 @@ class MockBroker:
                 tasks.append(task)
         if tasks:
             await asyncio.wait(tasks, timeout=2)
-        for server in self._servers:
+        for server in servers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)
         self._servers.clear()
@@ -240,9 +283,11 @@ class MockBroker:
     # -- addresses -------------------------------------------------------------------------------
     @property
     def bootstrap_servers(self) -> str:
-        """"host:port" of the first listener (its advertised address)."""
+        """"host:port" of the first listener (its advertised address); with several nodes, the listener of
+        that name of each node, comma-separated."""
         first = self.cluster.listeners[0]
-        return f"{first.public_host}:{first.public_port}"
+        same = [lst for lst in self.cluster.listeners if lst.name == first.name]
+        return ",".join(f"{lst.public_host}:{lst.public_port}" for lst in same)
 
     def listener(self, name: str) -> Listener:
         """The listener called name."""
@@ -284,11 +329,68 @@ class MockBroker:
         return self.cluster.listeners[0].port
 
     # -- topics ----------------------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int = 1, config: dict[str, Any] | None = None) -> Topic:
-        """Create a topic (raises mockbroker.errors.KafkaError if Kafka would refuse it)."""
-        topic = self._call(self.cluster.create_topic, name, partitions, -1, config)
+    def create_topic(self, name: str, partitions: int = 1, config: dict[str, Any] | None = None,
+                     replication_factor: int = -1, assignments: list[list[int]] | None = None) -> Topic:
+        """Create a topic (raises mockbroker.errors.KafkaError if Kafka would refuse it); replication_factor
+        -1: default.replication.factor; assignments: each partition's replica list, placed by hand."""
+        if assignments is not None:
+            topic = self._call(self.cluster.create_topic, name, -1, -1, config,
+                               assignments=list(enumerate(assignments)))
+        else:
+            topic = self._call(self.cluster.create_topic, name, partitions, replication_factor, config)
         assert topic is not None
         return topic
+
+    # -- nodes and failures (state/leadership.py, mockbroker/failures.py) ------------------------
+    def _node_infos(self) -> list[NodeInfo]:
+        return self._call(lambda: [
+            NodeInfo(n.node_id, n.rack, n.alive,
+                     [f"{lst.name}://{lst.public_host}:{lst.public_port}" for lst in self.cluster.listeners
+                      if lst.node_id == n.node_id])
+            for _, n in sorted(self.cluster.nodes.items())])
+
+    def stop_node(self, node_id: int) -> None:
+        """Stop a node: its listeners close, its connections drop, it leaves every ISR, and the partitions it
+        led move to live ISR members (epoch bumped) or go offline; coordinators move to the lowest live node."""
+        def stop() -> None:
+            leadership.stop_node(self.cluster, node_id)
+            self._servers.close_node(node_id, self._connections)
+        self._call(stop)
+
+    def start_node(self, node_id: int) -> None:
+        """Start a stopped node again on the same ports; it rejoins the ISRs, leads the offline partitions
+        it can (elect_preferred_leaders gives it back its preferred ones)."""
+        def start() -> None:
+            if self.cluster.nodes[node_id].alive:
+                return
+            if self._loop is not None and not self._stopping:
+                self._servers.bind_now(self._loop, [lst for lst in self.cluster.listeners if lst.node_id == node_id])
+            leadership.start_node(self.cluster, node_id)
+        self._call(start)
+
+    def _partition(self, topic: str, partition: int) -> Partition:
+        p = self.cluster.partition(topic, partition)
+        if p is None:
+            raise KeyError(f"no partition {topic}-{partition}")
+        return p
+
+    def move_leader(self, topic: str, partition: int, to_node: int) -> None:
+        """Make to_node (a live ISR member) lead the partition, with a leader epoch bump."""
+        self._call(lambda: leadership.move_leader(self.cluster, self._partition(topic, partition), to_node))
+
+    def elect_preferred_leaders(self) -> list[tuple[str, int]]:
+        """Give every partition its preferred leader (first replica) where it is a live ISR member; the
+        partitions that changed."""
+        return self._call(lambda: [(p.topic.name, p.index)
+                                   for p in leadership.elect_preferred_leaders(self.cluster)])
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState:
+        """Leader, leader epoch, replicas, ISR and offline replicas of a partition."""
+        return self._call(lambda: leadership.state_of(self.cluster, self._partition(topic, partition)))
+
+    def set_isr(self, topic: str, partition: int, isr: list[int]) -> None:
+        """Set a partition's ISR (live replicas only); a leader outside it hands over to a member."""
+        self._call(lambda: leadership.set_isr(self.cluster, self._partition(topic, partition), list(isr)))
 
     def delete_topic(self, name: str) -> None:
         self._call(self.cluster.delete_topic, name)
@@ -411,7 +513,7 @@ class MockBroker:
     def appender(self) -> Appender:
         return self.node.appender
 
-    # -- consumer groups (state: mockbroker/state/groups.py) -------------------------------------
+    # -- consumer groups (state: mockbroker/state/group_coordinator.py) ---------------------------
 
     def groups(self) -> list[GroupSummary]:
         """Every group: id, type (classic/consumer), protocol type, state, generation (classic) or group epoch
@@ -481,3 +583,12 @@ class MockBroker:
         """Every transactional id the coordinator knows: state, producer id and epoch, timeout, start time,
         the partitions of the open transaction and the offsets it holds for groups."""
         return self._call(self.txn_coordinator.transactions)
+
+
+def _shifted(listener: Listener, node_id: int, offset: int) -> Listener:
+    """The listener of another node: the same name and host, the port (and an advertised port) `offset`
+    further on; port 0 stays 0 (a free port each)."""
+    return Listener(listener.name, node_id, listener.host, listener.port + offset if listener.port else 0,
+                    listener.advertised_host,
+                    listener.advertised_port + offset if listener.advertised_port else listener.advertised_port,
+                    listener.security_protocol)

@@ -2,12 +2,15 @@
 
 - acks must be -1, 0 or 1 (INVALID_REQUIRED_ACKS on every partition otherwise); acks=0 gets no
   response at all (the records are still appended), and when any partition failed the connection is
-  closed so the client notices, as Kafka does; acks 1 and -1 are the same here (one replica).
+  closed so the client notices, as Kafka does. acks=-1 needs min.insync.replicas in the partition's ISR
+  (NOT_ENOUGH_REPLICAS before the append); followers share the leader's log, so once appended a
+  record is on every ISR member and acks 1 and -1 answer alike.
 - v0-v2 carry magic 0/1 message sets, converted to one v2 batch on append; v3+ exactly one v2 batch.
 - Per-partition errors never fail the whole request, checked in Kafka's order: UNKNOWN_TOPIC_OR_PARTITION
   (v13: UNKNOWN_TOPIC_ID for an unknown topic id); ProduceRequest.validateRecords (v3+: INVALID_RECORD,
   UNSUPPORTED_COMPRESSION_TYPE); INVALID_REQUIRED_ACKS; NOT_LEADER_OR_FOLLOWER for a partition led by
-  another node; then the append: CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP
+  another node (or none: an offline partition), with the current leader's id and epoch (v10+,
+  KIP-951: handlers/leader_hints.py); NOT_ENOUGH_REPLICAS (acks=-1); then the append: CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP
   and the producer-state errors of state/producers.py.
 - As Kafka's ReplicaManager answers them: error_message only with record_errors (v8+); log_start_offset
   (v5+) -1 for the errors raised before the append (state/validation.py's RejectedBeforeAppend), the
@@ -22,10 +25,12 @@ from __future__ import annotations
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import CloseConnection, handler
 from mockbroker.errors import KafkaError
+from mockbroker.handlers.leader_hints import current_leader, node_endpoints
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
+from mockbroker.state.leadership import check_min_insync
 from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
 
 API_KEY = 0
@@ -46,6 +51,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
     now = node.clock.now_ms()
     acks = req.acks
     responses = []
+    hinted: set[int] = set()
     for td in req.topic_data:
         if v >= 13:
             topic = cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
@@ -71,7 +77,17 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
                 continue
             if not node.leads(partition):
                 parts.append(_partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
+                hint = current_leader(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                if hint is not None and v >= 10:
+                    parts[-1].current_leader = hint
+                    hinted.add(hint.leader_id)
                 continue
+            if acks == -1:
+                try:
+                    check_min_insync(partition)
+                except KafkaError as exc:
+                    parts.append(_partition_response(pd.index, exc.code))
+                    continue
             try:
                 result = node.appender.append_records(partition, pd.records, v, now, req.transactional_id)
             except BatchRejected as exc:
@@ -94,4 +110,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
         # No response; but a failed partition closes the connection so the client notices (KafkaApis).
         failed = [p for t in responses for p in t.partition_responses if p.error_code != ErrorCode.NONE]
         return CloseConnection(f"acks=0 produce failed on {len(failed)} partition(s)") if failed else None
-    return Msg(responses=responses, throttle_time_ms=0)
+    response = Msg(responses=responses, throttle_time_ms=0)
+    if hinted:
+        response.node_endpoints = node_endpoints(ctx, hinted)
+    return response

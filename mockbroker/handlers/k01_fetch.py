@@ -10,7 +10,9 @@
   that any append to one of its partitions wakes (no polling, no CPU while parked), then reads again;
   at max_wait_ms it answers with what there is.
 - Errors per partition: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID (v13+, topics by id),
-  NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (current_leader_epoch, v9+),
+  NOT_LEADER_OR_FOLLOWER (a node that does not lead the partition, or none does), FENCED_LEADER_EPOCH /
+  UNKNOWN_LEADER_EPOCH (current_leader_epoch, v9+); the first two carry the current leader's id and epoch
+  (v12+) and its endpoint (node_endpoints, v16+) as KIP-951 has it (handlers/leader_hints.py);
   OFFSET_OUT_OF_RANGE (below the log start offset or past the log end offset); an error partition
   answers high watermark, last stable offset and log start offset -1, as Kafka does.
 - Isolation (v4+): read_committed stops at the last stable offset and lists the aborted transactions
@@ -34,6 +36,7 @@ from typing import Any
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
+from mockbroker.handlers.leader_hints import current_leader, node_endpoints
 from mockbroker.protocol.errors import DecodeError, EncodeError, ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -82,16 +85,17 @@ def _read_partition(ctx: RequestContext, want: SessionPartition, by_id: bool, is
     out.partition = p
     log = p.log
     # An error below leaves the offsets at -1, as Kafka's ReplicaManager answers errors (createLogReadResult).
-    if not ctx.node.leads(p):
-        out.error = ErrorCode.NOT_LEADER_OR_FOLLOWER
-        return out
-    if want.current_leader_epoch >= 0:
+    # As Kafka's Partition.getLocalLog: a replica checks the epoch first, then whether it leads.
+    if want.current_leader_epoch >= 0 and ctx.node_id in p.replicas:
         if want.current_leader_epoch > log.leader_epoch:
             out.error = ErrorCode.UNKNOWN_LEADER_EPOCH
             return out
         if want.current_leader_epoch < log.leader_epoch:
             out.error = ErrorCode.FENCED_LEADER_EPOCH
             return out
+    if not ctx.node.leads(p):
+        out.error = ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return out
     if want.fetch_offset < log.log_start_offset or want.fetch_offset > log.log_end_offset:
         out.error = ErrorCode.OFFSET_OUT_OF_RANGE
         return out
@@ -171,10 +175,11 @@ def _records_for(version: int, r: PartitionRead) -> Any:
     return r.chunks
 
 
-def _build_response(version: int, reads: list[PartitionRead], session_id: int, incremental: bool,
+def _build_response(ctx: RequestContext, version: int, reads: list[PartitionRead], session_id: int, incremental: bool,
                     session: FetchSession | None) -> Msg:
     topics: list[Msg] = []
     by_topic: dict[tuple[str, uuid.UUID], Msg] = {}
+    hinted: set[int] = set()
     for r in reads:
         w = r.want
         records = _records_for(version, r)
@@ -198,11 +203,18 @@ def _build_response(version: int, reads: list[PartitionRead], session_id: int, i
             preferred_read_replica=-1,
             records=records,
         ))
+        hint = current_leader(r.partition, r.error) if version >= 12 else None
+        if hint is not None:
+            entry.partitions[-1].current_leader = hint
+            hinted.add(hint.leader_id)
         if session is not None and incremental and r.size:
             # Fairness: partitions that just returned data go to the back of the session's order.
             k = (w.topic, w.topic_id, w.partition)
             session.partitions[k] = session.partitions.pop(k)
-    return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=session_id, responses=topics)
+    response = Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=session_id, responses=topics)
+    if hinted and version >= 16:
+        response.node_endpoints = node_endpoints(ctx, hinted)
+    return response
 
 
 def _error_response(code: int) -> Msg:
@@ -253,7 +265,7 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
     reads, total = _collect(ctx, wants, by_id, isolation, max_bytes)
     has_error = any(r.error for r in reads)
     if req.max_wait_ms <= 0 or total >= req.min_bytes or has_error or not wants:
-        return _build_response(v, reads, session_id, incremental, session)
+        return _build_response(ctx, v, reads, session_id, incremental, session)
     return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session)
 
 
@@ -286,9 +298,9 @@ async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionP
             wake_future = loop.create_future()
             reads, total = _collect(ctx, wants, by_id, isolation, max_bytes)
             if total >= req.min_bytes or any(r.error for r in reads):
-                return _build_response(v, reads, session_id, incremental, session)
+                return _build_response(ctx, v, reads, session_id, incremental, session)
     finally:
         for log in logs:
             log.remove_append_listener(wake)
     reads, _ = _collect(ctx, wants, by_id, isolation, max_bytes)
-    return _build_response(v, reads, session_id, incremental, session)
+    return _build_response(ctx, v, reads, session_id, incremental, session)

@@ -90,16 +90,17 @@ def handle_list_offsets(ctx: RequestContext, header: RequestHeader, req: Msg) ->
             if p is None:
                 out.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
-            if not ctx.node.leads(p):
-                out.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
-                continue
-            if v >= 4 and rp.current_leader_epoch >= 0:
+            # As Kafka's Partition.getLocalLog: a replica checks the epoch first, then whether it leads.
+            if v >= 4 and rp.current_leader_epoch >= 0 and ctx.node_id in p.replicas:
                 if rp.current_leader_epoch > p.leader_epoch:
                     out.error_code = ErrorCode.UNKNOWN_LEADER_EPOCH
                     continue
                 if rp.current_leader_epoch < p.leader_epoch:
                     out.error_code = ErrorCode.FENCED_LEADER_EPOCH
                     continue
+            if not ctx.node.leads(p):
+                out.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                continue
             offset, ts, epoch = _answer(p, rp.timestamp, isolation)
             out.offset, out.timestamp, out.leader_epoch = offset, ts, epoch
             if v == 0:

@@ -1,6 +1,6 @@
 """Metadata (key 3), v0-v13.
 
-- Brokers: every node, with the advertised host/port of the listener this client connected to
+- Brokers: every running node (a stopped one is left out, as Kafka leaves out fenced brokers), with the advertised host/port of the listener this client connected to
   (a client on the "internal" listener learns internal addresses; one on "external", external ones).
 - Topics: all of them when the request's topic list is null (v1+) or empty (v0); else the ones named
   (by name, or by topic id from v12: v10-v11 requests naming a topic by id get INVALID_REQUEST on every
@@ -10,7 +10,8 @@
   UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for an id). Invalid names: INVALID_TOPIC_EXCEPTION.
   Unlike Kafka, an auto-created topic is answered at once with its leaders (Kafka answers
   LEADER_NOT_AVAILABLE first and the client asks again): creation here is immediate.
-- Partitions: leader, leader epoch (v7+), replicas, ISR, offline replicas (v5+).
+- Partitions: leader, leader epoch (v7+), replicas, ISR, offline replicas (v5+: replicas on stopped
+  nodes). A partition with no leader (no live ISR member) answers LEADER_NOT_AVAILABLE with leader -1.
 - Authorized operations (v8+): every operation when asked for, INT32_MIN when not.
 """
 
@@ -23,7 +24,8 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
-from mockbroker.state.cluster import Topic, validate_topic_name
+from mockbroker.state.cluster import Cluster, Partition, Topic, validate_topic_name
+from mockbroker.state.leadership import offline_replicas
 
 API_KEY = 3
 NOT_REQUESTED = -2147483648
@@ -33,9 +35,12 @@ TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 
-def brokers_for(ctx: RequestContext) -> list[Msg]:
+def brokers_for(ctx: RequestContext, include_stopped: bool = False) -> list[Msg]:
+    """The running nodes (and the stopped ones when asked) with their address on the client's listener."""
     out = []
     for node_id, node in sorted(ctx.cluster.nodes.items()):
+        if not node.alive and not include_stopped:
+            continue
         listener = next(
             (lst for lst in ctx.cluster.listeners if lst.node_id == node_id and lst.name == ctx.listener.name),
             None,
@@ -46,24 +51,27 @@ def brokers_for(ctx: RequestContext) -> list[Msg]:
     return out
 
 
-def topic_metadata(topic: Topic, version: int, include_ops: bool) -> Msg:
+def partition_metadata(cluster: Cluster, p: Partition) -> Msg:
+    """One partition as KRaftMetadataCache answers it: no leader, LEADER_NOT_AVAILABLE and leader -1."""
+    offline = offline_replicas(cluster, p)
+    return Msg(
+        error_code=ErrorCode.NONE if p.leader_id >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+        partition_index=p.index,
+        leader_id=p.leader_id,
+        leader_epoch=p.leader_epoch,
+        replica_nodes=list(p.replicas),
+        isr_nodes=list(p.isr),
+        offline_replicas=offline,
+    )
+
+
+def topic_metadata(cluster: Cluster, topic: Topic, version: int, include_ops: bool) -> Msg:
     return Msg(
         error_code=ErrorCode.NONE,
         name=topic.name,
         topic_id=topic.topic_id,
         is_internal=topic.internal,
-        partitions=[
-            Msg(
-                error_code=ErrorCode.NONE,
-                partition_index=p.index,
-                leader_id=p.leader_id,
-                leader_epoch=p.leader_epoch,
-                replica_nodes=list(p.replicas),
-                isr_nodes=p.isr,
-                offline_replicas=[],
-            )
-            for p in topic.partitions
-        ],
+        partitions=[partition_metadata(cluster, p) for p in topic.partitions],
         topic_authorized_operations=TOPIC_OPERATIONS if include_ops else NOT_REQUESTED,
     )
 
@@ -89,7 +97,7 @@ def handle_metadata(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg
     topics_out: list[Msg] = []
     requested = req.topics
     if requested is None or (v == 0 and not requested):
-        topics_out = [topic_metadata(t, v, include_ops) for _, t in sorted(cluster.topics.items())]
+        topics_out = [topic_metadata(cluster, t, v, include_ops) for _, t in sorted(cluster.topics.items())]
     elif v < 12 and any(e.name is None or e.topic_id != ZERO_UUID for e in requested):
         return _invalid_request_response(requested)
     else:
@@ -102,7 +110,7 @@ def handle_metadata(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg
                 if topic is None:
                     topics_out.append(_error_topic(None, ErrorCode.UNKNOWN_TOPIC_ID, topic_id))
                 else:
-                    topics_out.append(topic_metadata(topic, v, include_ops))
+                    topics_out.append(topic_metadata(cluster, topic, v, include_ops))
             requested = []
         for name in dict.fromkeys(e.name for e in requested):
             topic = cluster.topic(name)
@@ -117,7 +125,7 @@ def handle_metadata(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg
             if topic is None:
                 topics_out.append(_error_topic(name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
             else:
-                topics_out.append(topic_metadata(topic, v, include_ops))
+                topics_out.append(topic_metadata(cluster, topic, v, include_ops))
     return Msg(
         throttle_time_ms=0,
         brokers=brokers_for(ctx),

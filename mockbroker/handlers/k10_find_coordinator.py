@@ -1,9 +1,10 @@
 """FindCoordinator (key 10), v0-v6.
 
-Every coordinator lives on the node the client asks (one coordinator for all groups and transactional
-ids, no __consumer_offsets partitioning): the answer is that node with its advertised address for the
-client's listener, as Metadata's broker list (a client on the "internal" listener learns the internal
-address).
+One group coordinator and one transaction coordinator serve every group and transactional id (no
+__consumer_offsets partitioning yet); they live on the lowest live node (BrokerNode.coordinator_id), and
+move there, state included, when that node stops. The answer is that node with its advertised address
+for the client's listener, as Metadata's broker list (a client on the "internal" listener learns the
+internal address).
 - Key types: 0 group, 1 transaction (answered the same way; the transaction coordinator's own APIs are
   another module's business). 2 (share) and anything else: INVALID_REQUEST, as a Kafka broker without a
   share coordinator answers (an unknown key type fails the whole request, as Kafka's CoordinatorType.forId).
@@ -28,7 +29,7 @@ INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being m
 
 def coordinator_address(ctx: RequestContext) -> tuple[int, str, int]:
     """(node id, host, port) of the coordinator node as the client's listener advertises it."""
-    node_id = ctx.node_id
+    node_id = ctx.node.coordinator_id()
     listener = next((lst for lst in ctx.cluster.listeners if lst.node_id == node_id and lst.name == ctx.listener.name),
                     ctx.listener)
     return node_id, listener.public_host, listener.public_port

@@ -1,9 +1,9 @@
 """DescribeCluster (key 60), v0-v2 (the Java AdminClient's describeCluster).
 
 As a Kafka broker answers it (KafkaApis.handleDescribeCluster / AuthHelper):
-- brokers: every node, with the advertised host/port of the listener this client connected to (as
-  Metadata does) and its rack; v2 adds is_fenced (always false here, nodes are never fenced), and
-  include_fenced_brokers changes nothing.
+- brokers: every running node, with the advertised host/port of the listener this client connected to
+  (as Metadata does) and its rack; v2 adds is_fenced: with include_fenced_brokers the stopped nodes
+  (broker.stop_node) are listed too, fenced.
 - cluster_id and controller_id (a KRaft broker reports one of the live brokers; here the cluster's
   controller node), endpoint_type (v1+) 1 = BROKER.
 - endpoint_type asked (v1+): 2 (CONTROLLER) is MISMATCHED_ENDPOINT_TYPE, anything else but 1
@@ -42,8 +42,11 @@ def handle_describe_cluster(ctx: RequestContext, header: RequestHeader, req: Msg
         return Msg(throttle_time_ms=0, error_code=code if v >= 1 else ErrorCode.INVALID_REQUEST,
                    error_message=message, endpoint_type=1, cluster_id="", controller_id=-1, brokers=[],
                    cluster_authorized_operations=NOT_REQUESTED)
-    brokers = [Msg(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack, is_fenced=False)
-               for b in brokers_for(ctx)]
+    # A stopped node is what Kafka calls a fenced broker: listed only when v2 asks for fenced brokers.
+    include_fenced = v >= 2 and bool(req.include_fenced_brokers)
+    brokers = [Msg(broker_id=b.node_id, host=b.host, port=b.port, rack=b.rack,
+                   is_fenced=not cluster.nodes[b.node_id].alive)
+               for b in brokers_for(ctx, include_stopped=include_fenced)]
     controller = cluster.controller_id if any(b.broker_id == cluster.controller_id for b in brokers) else -1
     return Msg(
         throttle_time_ms=0,

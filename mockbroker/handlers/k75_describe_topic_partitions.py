@@ -6,7 +6,8 @@ As a Kafka broker answers it (DescribeTopicPartitionsRequestHandler + KRaftMetad
   UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an illegal name), zero topic id, no
   partitions; with an empty list nothing is reported missing.
 - partitions: leader, leader epoch, replicas, ISR, eligible_leader_replicas and last_known_elr (empty
-  lists: no ELR here), offline_replicas (empty).
+  lists: no ELR here), offline_replicas (the replicas on stopped nodes); a partition without a leader:
+  LEADER_NOT_AVAILABLE, leader -1.
 - Pagination: at most min(response_partition_limit, 2000) partitions (at least 1) per response. When a
   topic's partitions do not all fit, next_cursor names that topic and the first partition left out;
   when the limit is used up exactly before the next topic, next_cursor names that topic at partition 0.
@@ -26,19 +27,21 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
-from mockbroker.state.cluster import INTERNAL_TOPICS, Topic, validate_topic_name
+from mockbroker.state.cluster import INTERNAL_TOPICS, Cluster, Topic, validate_topic_name
+from mockbroker.state.leadership import offline_replicas
 
 API_KEY = 75
 MAX_PARTITIONS = 2000  # max.request.partition.size.limit
 
 
-def _partition_entries(topic: Topic, start: int, limit: int) -> tuple[list[Msg], int]:
+def _partition_entries(cluster: Cluster, topic: Topic, start: int, limit: int) -> tuple[list[Msg], int]:
     """Partitions start.. of a topic, at most `limit`; and the next partition index (-1 if none left)."""
     upper = min(len(topic.partitions), start + limit)
     out = [
-        Msg(error_code=ErrorCode.NONE, partition_index=p.index, leader_id=p.leader_id, leader_epoch=p.leader_epoch,
-            replica_nodes=list(p.replicas), isr_nodes=p.isr, eligible_leader_replicas=[], last_known_elr=[],
-            offline_replicas=[])
+        Msg(error_code=ErrorCode.NONE if p.leader_id >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
+            partition_index=p.index, leader_id=p.leader_id, leader_epoch=p.leader_epoch,
+            replica_nodes=list(p.replicas), isr_nodes=list(p.isr), eligible_leader_replicas=[], last_known_elr=[],
+            offline_replicas=offline_replicas(cluster, p))
         for p in topic.partitions[start:upper]
     ]
     return out, (upper if upper < len(topic.partitions) else -1)
@@ -80,7 +83,7 @@ def handle_describe_topic_partitions(ctx: RequestContext, header: RequestHeader,
                 topics_out.append(_missing(name))
             continue
         start = cursor.partition_index if cursor is not None and name == cursor_topic else 0
-        partitions, next_index = _partition_entries(topic, start, remaining)
+        partitions, next_index = _partition_entries(ctx.cluster, topic, start, remaining)
         topics_out.append(Msg(error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id,
                               is_internal=topic.internal, partitions=partitions,
                               topic_authorized_operations=TOPIC_OPERATIONS))

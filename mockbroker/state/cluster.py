@@ -6,6 +6,7 @@ every listener belongs to a node. No I/O here; the server binds listeners and ha
 
 from __future__ import annotations
 
+import random
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from mockbroker.clock import Clock
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, apply_incremental
 from mockbroker.state.log import PartitionLog
+from mockbroker.state.placement import Stripe, place
 
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
@@ -44,6 +46,7 @@ def validate_topic_name(name: str) -> None:
 class Node:
     node_id: int
     rack: str | None = None
+    alive: bool = True  # False while stopped (state/leadership.py): out of Metadata, the ISRs and placement
 
 
 @dataclass
@@ -76,14 +79,16 @@ class Partition:
     leader_id: int
     log: PartitionLog
     replicas: list[int] = field(default_factory=list)
+    # The in-sync replicas (state/leadership.py keeps them); the replica list when not given.
+    isr: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.isr:
+            self.isr = list(self.replicas)
 
     @property
     def leader_epoch(self) -> int:
         return self.log.leader_epoch
-
-    @property
-    def isr(self) -> list[int]:
-        return list(self.replicas)
 
 
 class Topic:
@@ -93,6 +98,7 @@ class Topic:
         self.config = config
         self.internal = internal
         self.partitions: list[Partition] = []
+        self.stripe: Stripe | None = None  # where its replica placement started (state/placement.py)
 
     def partition(self, index: int) -> Partition | None:
         if 0 <= index < len(self.partitions):
@@ -117,8 +123,12 @@ class Cluster:
         self.listeners: list[Listener] = []
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
-        self._next_leader = 0
         self._next_producer_id = 1000
+        self.random = random.Random()  # placement's per-topic start (tests may seed it)
+
+    def live_node_ids(self) -> list[int]:
+        """The nodes that are running, in id order."""
+        return [n for n, node in sorted(self.nodes.items()) if node.alive]
 
     def allocate_producer_id(self) -> int:
         """A producer id unique across the cluster for the broker's lifetime."""
@@ -186,6 +196,7 @@ class Cluster:
                 raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                                  "partitions should be a consecutive 0-based integer sequence")
             replica_lists = [by_index[i] for i in range(len(by_index))]
+            self._check_assignment_alive(replica_lists, 0)
         else:
             if replication_factor < -1 or replication_factor == 0:
                 raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
@@ -197,13 +208,7 @@ class Cluster:
                 partitions = int(self.config.get("num.partitions"))
             if replication_factor == -1:
                 replication_factor = int(self.config.get("default.replication.factor"))
-            if replication_factor > len(self.nodes):
-                raise KafkaError(
-                    ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Unable to replicate the partition {replication_factor} time(s): The target replication "
-                    f"factor of {replication_factor} cannot be reached because only {len(self.nodes)} broker(s) "
-                    "are registered.",
-                )
+            self._check_replication_factor(replication_factor)
         config = TopicConfig(self.config, overrides)
         if validate_only:
             return None
@@ -239,22 +244,39 @@ class Cluster:
                              "replica(s), but this is not consistent with previous partitions, which have "
                              f"{replication_factor} replica(s).")
 
+    def _check_replication_factor(self, replication_factor: int) -> None:
+        live = len(self.live_node_ids())
+        if replication_factor > live:
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {replication_factor} time(s): The target replication "
+                f"factor of {replication_factor} cannot be reached because only {live} broker(s) "
+                "are registered.",
+            )
+
     def _add_assigned_partitions(self, topic: Topic, replica_lists: list[list[int]]) -> None:
         for replicas in replica_lists:
             index = len(topic.partitions)
-            # Every node is alive here, so the ISR is the replica list and the leader its first entry.
-            topic.partitions.append(Partition(topic, index, replicas[0], _new_log(topic, index),
-                                              list(replicas)))
+            # The ISR: the replicas that are running; the leader: the first of them.
+            isr = [n for n in replicas if self.nodes[n].alive]
+            topic.partitions.append(Partition(topic, index, isr[0], _new_log(topic, index), list(replicas), isr))
+
+    def _check_assignment_alive(self, replica_lists: list[list[int]], first_index: int) -> None:
+        for i, replicas in enumerate(replica_lists):
+            if not any(self.nodes[n].alive for n in replicas):
+                raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                 f"All brokers specified in the manual partition assignment for partition "
+                                 f"{first_index + i} are fenced or in controlled shutdown.")
 
     def _add_partitions(self, topic: Topic, count: int, replication_factor: int | None = None) -> None:
-        node_ids = sorted(self.nodes)
+        """Place `count` new partitions over the running nodes (state/placement.py), the topic's stripe
+        chosen at random on its first partitions and continued after."""
+        live = self.live_node_ids()
         rf = replication_factor or (len(topic.partitions[0].replicas) if topic.partitions else 1)
-        for _ in range(count):
-            index = len(topic.partitions)
-            leader = node_ids[self._next_leader % len(node_ids)]
-            self._next_leader += 1
-            replicas = [leader] + [n for n in node_ids if n != leader][: rf - 1]
-            topic.partitions.append(Partition(topic, index, leader, _new_log(topic, index), replicas))
+        if topic.stripe is None:
+            topic.stripe = Stripe(self.random.randrange(len(live)), self.random.randrange(len(live)))
+        lists = place({n: self.nodes[n].rack for n in live}, count, rf, topic.stripe, len(topic.partitions))
+        self._add_assigned_partitions(topic, lists)
 
     def create_partitions(
         self, name: str, total: int, *, validate_only: bool = False, assignments: list[list[int]] | None = None
@@ -281,6 +303,9 @@ class Cluster:
             rf = len(topic.partitions[0].replicas) if topic.partitions else None
             for broker_ids in assignments:
                 self.validate_manual_assignment(broker_ids, rf)
+            self._check_assignment_alive(assignments, current)
+        elif topic.partitions:
+            self._check_replication_factor(len(topic.partitions[0].replicas))
         if validate_only:
             return
         if assignments is not None:
