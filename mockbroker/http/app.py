@@ -47,7 +47,8 @@ STATIC_NAME = re.compile(r"^[a-z0-9_-]+\.(html|css|js|svg)$")
 CONSOLE_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 _NAME = r"(?P<name>[^/]+)"
-_ROUTES = [(m, re.compile("^" + p.replace("{name}", _NAME) + "$"), fn) for m, p, fn, _ in ROUTES]
+_ID = r"(?P<id>[^/]+)"
+_ROUTES = [(m, re.compile("^" + p.replace("{name}", _NAME).replace("{id}", _ID) + "$"), fn) for m, p, fn, _ in ROUTES]
 
 
 def json_response(status: int, payload: Any, headers: dict[str, str] | None = None,

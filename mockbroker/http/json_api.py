@@ -30,6 +30,7 @@ from mockbroker.http.request import (
 )
 from mockbroker.inspection import batch_info
 from mockbroker.protocol.errors import ErrorCode
+from mockbroker.state.leadership import offline_replicas
 
 if TYPE_CHECKING:
     from mockbroker.server import MockBroker
@@ -121,7 +122,9 @@ class JsonApi:
         out = self._topic_summary(t)
         out["partitions"] = [
             {"partition": p.index, "leader": p.leader_id, "leader_epoch": p.leader_epoch,
-             "replicas": list(p.replicas), "log_start_offset": p.log.log_start_offset,
+             "replicas": list(p.replicas), "isr": list(p.isr),
+             "offline_replicas": offline_replicas(self.broker.cluster, p),
+             "log_start_offset": p.log.log_start_offset,
              "high_watermark": p.log.high_watermark, "last_stable_offset": p.log.last_stable_offset,
              "batches": len(p.log.batches), "size_bytes": p.log.size_bytes}
             for p in t.partitions
@@ -395,6 +398,66 @@ class JsonApi:
             self._topic(name)
         return {"topic": name, "deleted_segments": jsonable(enforce(name))}
 
+    # -- nodes and leadership (MockBroker's failure API) ---------------------------------------------
+    def list_nodes(self, req: Request) -> Any:
+        return {"nodes": jsonable(self.broker.nodes())}
+
+    @staticmethod
+    def _failure_call(fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except KafkaError as exc:
+            raise HttpError(400, exc.code.name.lower(), exc.message or exc.code.name) from None
+        except (KeyError, ValueError) as exc:
+            raise HttpError(404, "unknown_node_or_partition", str(exc.args[0] if exc.args else exc)) from None
+
+    def _node_id(self, req: Request) -> int:
+        try:
+            node_id = int(req.params["id"])
+        except ValueError:
+            raise HttpError(404, "unknown_node_or_partition", f"no node {req.params['id']!r}") from None
+        if node_id not in self.broker.cluster.nodes:
+            raise HttpError(404, "unknown_node_or_partition", f"no node {node_id}")
+        return node_id
+
+    def stop_node(self, req: Request) -> Any:
+        node_id = self._node_id(req)
+        self._failure_call(lambda: self.broker.stop_node(node_id))
+        return self.list_nodes(req)
+
+    def start_node(self, req: Request) -> Any:
+        node_id = self._node_id(req)
+        self._failure_call(lambda: self.broker.start_node(node_id))
+        return self.list_nodes(req)
+
+    @staticmethod
+    def _topic_partition(body: dict[str, Any], extra: set[str]) -> tuple[str, int]:
+        reject_unknown_fields(body, {"topic", "partition", *extra})
+        topic = field(body, "topic", (str,), "a topic name", required=True)
+        partition = int_field(body, "partition", required=True, lo=0)
+        assert partition is not None  # required
+        return topic, partition
+
+    def move_leader(self, req: Request) -> Any:
+        body = req.json()
+        topic, partition = self._topic_partition(body, {"node"})
+        node = int_field(body, "node", required=True)
+        assert node is not None  # required
+        self._failure_call(lambda: self.broker.move_leader(topic, partition, node))
+        return jsonable(self.broker.partition_state(topic, partition))
+
+    def elect_preferred(self, req: Request) -> Any:
+        return {"moved": [{"topic": t, "partition": p} for t, p in self.broker.elect_preferred_leaders()]}
+
+    def set_isr(self, req: Request) -> Any:
+        body = req.json()
+        topic, partition = self._topic_partition(body, {"isr"})
+        isr = field(body, "isr", (list,), "a list of node ids", required=True)
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in isr):
+            raise HttpError(400, "bad_field", "isr must be a list of node ids")
+        self._failure_call(lambda: self.broker.set_isr(topic, partition, isr))
+        return jsonable(self.broker.partition_state(topic, partition))
+
     def advance(self, req: Request) -> Any:
         body = req.json()
         reject_unknown_fields(body, {"seconds"})
@@ -497,4 +560,10 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
     ("GET", "/requests", JsonApi.requests, "the requests received, most recent last (?api_key=&limit=)"),
     ("GET", "/names", JsonApi.api_names, "API keys and error codes by name"),
     ("POST", "/reset", JsonApi.reset, "delete every topic, clear fault rules and the request record"),
+    ("GET", "/nodes", JsonApi.list_nodes, "every node: id, rack, alive, listeners"),
+    ("POST", "/nodes/{id}/stop", JsonApi.stop_node, "stop a node: listeners close, leaders and coordinators move"),
+    ("POST", "/nodes/{id}/start", JsonApi.start_node, "start a stopped node again on the same ports"),
+    ("POST", "/leaders", JsonApi.move_leader, "move a partition's leader {topic, partition, node}"),
+    ("POST", "/leaders/preferred", JsonApi.elect_preferred, "give every partition its preferred leader"),
+    ("POST", "/isr", JsonApi.set_isr, "set a partition's in-sync replicas {topic, partition, isr}"),
 ]

@@ -23,6 +23,9 @@ def _operation(method: str, path: str, summary: str, name: str) -> dict[str, Any
         what = "group id" if path.startswith("/groups") else "topic name"
         params.append({"name": "name", "in": "path", "required": True, "description": what,
                        "schema": {"type": "string"}})
+    if "{id}" in path:
+        params.append({"name": "id", "in": "path", "required": True, "description": "node id",
+                       "schema": {"type": "integer"}})
     query = re.search(r"\?([a-z_=&|]+)", summary)
     if query:
         for item in query.group(1).split("&"):

@@ -1,5 +1,6 @@
 // The actions page: forms that change the broker (topics, a record, compaction, retention, the clock,
-// fault rules). Each form shows the broker's answer, or its error message, right below itself.
+// fault rules, nodes and leaders). Each form shows the broker's answer, or its error message, right below
+// itself.
 
 import { api, get } from "./api.js";
 import { h, message } from "./dom.js";
@@ -67,6 +68,20 @@ export async function actions(main) {
       : h("p", { class: "muted" }, "No fault rules waiting."));
   };
 
+  const nodeList = h("div", { id: "node-list" });
+  const showNodes = async () => {
+    const { nodes } = await get("/nodes");
+    nodeList.replaceChildren(h("ul", {}, nodes.map((n) => h("li", {}, `node ${n.node_id}${n.rack ? ` (rack ${n.rack})` : ""}: ${n.alive ? "running" : "stopped"}`))));
+  };
+  const nodeCall = (verb) => async (d) => {
+    const id = num(d.node, "node");
+    if (id === undefined) throw new Error("node is required, e.g. 2");
+    const r = await api("POST", `/nodes/${id}/${verb}`);
+    await showNodes();
+    return r;
+  };
+  const aliveText = (r, d) => `Node ${d.node.trim()} is ${r.nodes.find((n) => String(n.node_id) === d.node.trim())?.alive ? "running" : "stopped"}.`;
+
   main.append(h("div", { class: "cards" },
     actionForm("Create a topic", "create-topic", [
       input("Name", { name: "name" }),
@@ -125,7 +140,18 @@ export async function actions(main) {
         const r = await api("DELETE", "/faults");
         await showFaults();
         return r;
-      }, (r) => `Cleared ${r.cleared} rule(s).`))));
+      }, (r) => `Cleared ${r.cleared} rule(s).`)),
+
+    h("section", { class: "card", "aria-labelledby": "nodes-title" }, h("h2", { id: "nodes-title" }, "Nodes and leaders"), nodeList,
+      actionForm("Stop a node", "stop-node", [input("Node", { name: "node", inputmode: "numeric" }, "its listeners close, its leaders move")],
+        "Stop", nodeCall("stop"), aliveText),
+      actionForm("Start a node", "start-node", [input("Node", { name: "node", inputmode: "numeric" })], "Start", nodeCall("start"), aliveText),
+      actionForm("Move a leader", "move-leader", [
+        input("Topic", { name: "topic" }), input("Partition", { name: "partition", inputmode: "numeric" }, "empty: 0"),
+        input("To node", { name: "node", inputmode: "numeric" }, "a live in-sync replica"),
+      ], "Move", (d) => api("POST", "/leaders", { topic: d.topic.trim(), partition: num(d.partition, "partition") ?? 0, node: num(d.node, "node") }),
+      (r, d) => `${d.topic.trim()}-${num(d.partition) ?? 0} is led by node ${r.leader}, leader epoch ${r.leader_epoch}; ISR ${r.isr.join(", ")}.`))));
   await showFaults().catch((err) => faultList.replaceChildren(message("error", err.message)));
+  await showNodes().catch((err) => nodeList.replaceChildren(message("error", err.message)));
   return undefined;
 }

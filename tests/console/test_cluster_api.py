@@ -1,0 +1,65 @@
+"""The HTTP endpoint's node and leadership calls on a 3-node cluster (MockBroker's failure API over HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from mockbroker.control_http import ControlServer
+from mockbroker.server import MockBroker
+from tests.docker.test_control_http import Api
+
+
+@pytest.fixture
+def api() -> Iterator[Api]:
+    with MockBroker(brokers=3).run_in_thread() as broker:
+        assert broker._loop is not None
+        control = asyncio.run_coroutine_threadsafe(ControlServer(broker).start("127.0.0.1", 0),
+                                                   broker._loop).result(10)
+        try:
+            yield Api(broker, control)
+        finally:
+            asyncio.run_coroutine_threadsafe(control.stop(), broker._loop).result(10)
+
+
+def test_nodes_stop_start_leader_moves_and_isr_over_http(api: Api) -> None:
+    api.broker.create_topic("t", config={"min.insync.replicas": "2"}, assignments=[[1, 2, 3]])
+    assert [(n["node_id"], n["alive"]) for n in api.get("/nodes")["nodes"]] == [(1, True), (2, True), (3, True)]
+    moved = api.post("/leaders", {"topic": "t", "partition": 0, "node": 2})
+    assert (moved["leader"], moved["leader_epoch"]) == (2, 1)
+    stopped = api.post("/nodes/2/stop")
+    assert [n["alive"] for n in stopped["nodes"]] == [True, False, True]
+    [p] = api.get("/topics/t")["partitions"]
+    assert (p["leader"], p["isr"], p["offline_replicas"]) == (1, [1, 3], [2])
+    api.post("/nodes/2/start")
+    assert api.post("/leaders/preferred") == {"moved": []}  # node 1, the preferred replica, leads already
+    isr = api.post("/isr", {"topic": "t", "partition": 0, "isr": [2, 3]})
+    assert (isr["leader"], isr["isr"]) == (2, [2, 3])
+    assert api.post("/leaders/preferred") == {"moved": []}  # node 1 is outside the ISR now
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status", "error"), [
+    ("POST", "/leaders", {"topic": "t", "partition": 0, "node": 9}, 404, "unknown_node_or_partition"),
+    ("POST", "/nodes/9/stop", {}, 404, "unknown_node_or_partition"),
+    ("POST", "/nodes/x/stop", {}, 404, "unknown_node_or_partition"),
+    ("POST", "/isr", {"topic": "t", "partition": 0, "isr": ["x"]}, 400, "bad_field"),
+    ("POST", "/leaders", {"topic": "t", "partition": 0}, 400, None),
+    ("POST", "/leaders", {"topic": "nope", "partition": 0, "node": 1}, 404, "unknown_node_or_partition"),
+    ("GET", "/nodes/1/stop", None, 405, "method_not_allowed"),
+])
+def test_bad_failure_calls_get_clear_errors(api: Api, method: str, path: str, body: object, status: int,
+                                            error: str | None) -> None:
+    api.broker.create_topic("t", assignments=[[1, 2, 3]])
+    got, payload, _ = api.request(method, path, body)
+    assert got == status, payload
+    if error is not None:
+        assert payload["error"] == error
+    assert [n["alive"] for n in api.get("/nodes")["nodes"]] == [True, True, True]
+
+
+def test_the_openapi_description_lists_the_failure_api(api: Api) -> None:
+    paths = api.get("/openapi.json")["paths"]
+    assert {"/nodes", "/nodes/{id}/stop", "/nodes/{id}/start", "/leaders", "/leaders/preferred", "/isr"} <= set(paths)
+    assert paths["/nodes/{id}/stop"]["post"]["parameters"][0]["name"] == "id"
