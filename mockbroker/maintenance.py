@@ -37,9 +37,9 @@ DEFAULT_CLEANER_BACKOFF_MS = 15_000
 class LogMaintenance:
     def __init__(self, cluster: Cluster, clock: Clock, scheduler: Scheduler,
                  txn_index: Callable[[], Any] | None = None) -> None:
-        """txn_index: returns the owner of the partitions' aborted-transaction index (the transaction
-        coordinator: `aborted_index(log)`, and `replace_aborted_index(log, entries)` when it has one), which
-        each pass prunes as Kafka rebuilds the cleaned transaction index."""
+        """txn_index: returns the partitions' aborted-transaction index (state/aborted_index.py, kept by
+        the transaction coordinator), which each pass prunes as Kafka rebuilds the cleaned transaction
+        index."""
         self.cluster = cluster
         self.clock = clock
         self.scheduler = scheduler
@@ -129,18 +129,13 @@ class LogMaintenance:
         return out
 
     def _prune_aborted_index(self, partition_log: PartitionLog, stats: CleanerStats) -> None:
-        owner = self.txn_index() if self.txn_index is not None else None
-        if owner is None or not hasattr(owner, "aborted_index"):
+        index = self.txn_index() if self.txn_index is not None else None
+        if index is None:
             return
-        current = owner.aborted_index(partition_log)
+        current = index.entries(partition_log)
         pruned = prune_aborted_index(current, stats)
-        if len(pruned) == len(current):
-            return
-        replace = getattr(owner, "replace_aborted_index", None)
-        if replace is not None:
-            replace(partition_log, pruned)
-        else:  # the coordinator's own index (state/txn.py), until it offers replace_aborted_index
-            owner._aborted[partition_log] = pruned
+        if len(pruned) != len(current):
+            index.replace(partition_log, pruned)
 
     # -- test hooks (MockBroker.compact / enforce_retention) ---------------------------------------
     def compact(self, topic: str, partition: int | None = None) -> list[CleanerStats]:

@@ -98,4 +98,4 @@ class BrokerNode:
 
     def aborted_transactions(self, partition: Partition, start: int, end: int) -> list[tuple[int, int]]:
         """(producer id, first offset) of aborted transactions overlapping [start, end) (read_committed)."""
-        return self.txn_coordinator.aborted_transactions(partition.log, start, end)
+        return self.txn_coordinator.aborted.aborted_transactions(partition.log, start, end)

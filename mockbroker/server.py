@@ -49,7 +49,9 @@ from mockbroker.state.group_common import GroupSummary
 from mockbroker.state.group_coordinator import GroupCoordinator
 from mockbroker.state.leadership import PartitionState
 from mockbroker.state.segments import describe_segments
-from mockbroker.state.txn import TransactionInfo, TxnCoordinator
+from mockbroker.state.txn import TxnCoordinator
+from mockbroker.state.txn_inspection import transactions
+from mockbroker.state.txn_metadata import TransactionInfo
 
 if TYPE_CHECKING:
     from mockbroker.security.oauth import OAuthConfig
@@ -169,7 +171,7 @@ class MockBroker:
             self.nodes[nid] = BrokerNode(nid, self.cluster, self.clock, self.scheduler, security=self.security,
                                          coordinators_of=self.node)
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
-                                              txn_index=lambda: self.node.txn_coordinator)
+                                              txn_index=lambda: self.node.txn_coordinator.aborted)
         self.faults = Faults()
         self.requests: list[ReceivedRequest] = []
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
@@ -582,7 +584,7 @@ class MockBroker:
     def transactions(self) -> list[TransactionInfo]:
         """Every transactional id the coordinator knows: state, producer id and epoch, timeout, start time,
         the partitions of the open transaction and the offsets it holds for groups."""
-        return self._call(self.txn_coordinator.transactions)
+        return self._call(lambda: transactions(self.txn_coordinator))
 
 
 def _shifted(listener: Listener, node_id: int, offset: int) -> Listener:

@@ -21,8 +21,6 @@ MAX_LINES = 600
 KNOWN_CIRCLES: list[frozenset[str]] = []
 KNOWN_LONG_MODULES = {
     "mockbroker.state.classic_group",     # 704 lines: ClassicGroup alone is ~650; its join phase is the seam
-    "mockbroker.state.txn",               # 798 lines: coordinator, transaction state and markers in one
-    "mockbroker.protocol.records.batch",  # 709 lines: to be split with full record validation (issue #20)
 }
 
 

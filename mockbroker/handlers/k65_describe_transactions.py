@@ -13,6 +13,7 @@ from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
+from mockbroker.state.txn_inspection import describe_transaction
 
 API_KEY = 65
 
@@ -22,7 +23,7 @@ def handle_describe_transactions(ctx: RequestContext, header: RequestHeader, req
     coordinator = ctx.node.txn_coordinator
     states = []
     for transactional_id in req.transactional_ids:
-        d = coordinator.describe(transactional_id)
+        d = describe_transaction(coordinator, transactional_id)
         d["topics"] = [Msg(t) for t in d["topics"]]
         states.append(Msg(d))
     return Msg(throttle_time_ms=0, transaction_states=states)

@@ -19,6 +19,7 @@ from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
+from mockbroker.state.txn_inspection import list_transactions
 
 API_KEY = 66
 
@@ -29,8 +30,8 @@ def handle_list_transactions(ctx: RequestContext, header: RequestHeader, req: Ms
     duration = req.duration_filter if v >= 1 else -1
     pattern = req.transactional_id_pattern if v >= 2 else None
     try:
-        unknown, states = ctx.node.txn_coordinator.list_transactions(
-            list(req.state_filters), list(req.producer_id_filters), duration, pattern or None)
+        unknown, states = list_transactions(ctx.node.txn_coordinator, list(req.state_filters),
+                                            list(req.producer_id_filters), duration, pattern or None)
     except re.error:
         return Msg(throttle_time_ms=0, error_code=ErrorCode.INVALID_REGULAR_EXPRESSION, unknown_state_filters=[],
                    transaction_states=[])

@@ -60,6 +60,7 @@ from mockbroker.protocol.records.batch import (
     RecordBatch,
 )
 from mockbroker.protocol.records.builder import rebuild_batch
+from mockbroker.state.aborted_index import AbortedTxn
 from mockbroker.state.segments import Segment
 
 if TYPE_CHECKING:
@@ -67,15 +68,6 @@ if TYPE_CHECKING:
     from mockbroker.state.log import PartitionLog, StoredBatch
 
 NO_PRODUCER_ID = -1
-
-
-@dataclass(frozen=True, slots=True)
-class AbortedTxn:
-    """An aborted transaction in a partition: its producer, first offset, and the ABORT marker's offset."""
-
-    producer_id: int
-    first_offset: int
-    last_offset: int
 
 
 @dataclass

@@ -39,22 +39,36 @@ calls `release_markers()`.
 
 from __future__ import annotations
 
-import re
-import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.records.batch import ControlType, RecordBatch
 from mockbroker.protocol.records.builder import build_control_batch
+from mockbroker.state.aborted_index import AbortedIndex, AbortedTxn
+from mockbroker.state.txn_metadata import (
+    DEFAULTS,
+    EPOCH_MAX,
+    FEATURE_NAME,
+    MAX_TRANSACTION_VERSION,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    OFFSETS_TOPIC,
+    PendingOffset,
+    TopicPartition,
+    TxnMetadata,
+    incremented_epoch,
+    is_epoch_exhausted,
+    offsets_partition_for,
+    produce_error,
+    txn_offset_commit_error,
+    valid_expected_producer,
+)
 from mockbroker.state.txn_states import (
     EXPIRATION_ALLOWED,
     PREPARING,
     TxnEvent,
     TxnState,
-    next_state,
-    state_by_name,
 )
 from mockbroker.state.validation import RejectedBeforeAppend
 
@@ -63,134 +77,6 @@ if TYPE_CHECKING:
     from mockbroker.scheduler import Scheduler, Timer
     from mockbroker.state.cluster import Cluster, Partition
     from mockbroker.state.log import PartitionLog
-
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
-EPOCH_MAX = 32767  # Short.MAX_VALUE
-OFFSETS_TOPIC = "__consumer_offsets"
-FEATURE_NAME = "transaction.version"
-MAX_TRANSACTION_VERSION = 2
-# Kafka 4.3's default for a new cluster: transaction.version 2 (TV_2 needs metadata.version 4.0-IV2, which a
-# 4.3 cluster is formatted with), so Java clients 4.x use KIP-890 part 2. `transaction.version` in the
-# broker config picks another level (0 or 1: clients keep AddPartitionsToTxn and EndTxn v4 and below).
-DEFAULT_TRANSACTION_VERSION = 2
-DEFAULTS: dict[str, int] = {
-    "transaction.remove.expired.transaction.cleanup.interval.ms": 3_600_000,
-    "transaction.partition.verification.enable": 1,
-    "transaction.version": DEFAULT_TRANSACTION_VERSION,
-    "offset.metadata.max.bytes": 4096,
-}
-
-TopicPartition = tuple[str, int]
-
-
-def is_epoch_exhausted(epoch: int) -> bool:
-    """Kafka keeps Short.MaxValue for fencing: an epoch at MAX - 1 takes a new producer id next."""
-    return epoch >= EPOCH_MAX - 1
-
-
-def java_string_hash(s: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units), as a signed 32-bit int."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def offsets_partition_for(group_id: str, partitions: int) -> int:
-    """The __consumer_offsets partition of a group (Kafka's Utils.abs(groupId.hashCode) % partitions)."""
-    h = java_string_hash(group_id)
-    return (0 if h == -(2**31) else abs(h)) % partitions
-
-
-def fenced_for_version(code: ErrorCode, version: int, fenced_since: int) -> ErrorCode:
-    """PRODUCER_FENCED as an API version older than `fenced_since` answers it: INVALID_PRODUCER_EPOCH
-    (those versions predate the code; Kafka's responses downgrade it the same way)."""
-    if code == ErrorCode.PRODUCER_FENCED and version < fenced_since:
-        return ErrorCode.INVALID_PRODUCER_EPOCH
-    return code
-
-
-def produce_error(code: ErrorCode, version: int) -> ErrorCode:
-    """A coordinator's verification answer as a Produce partition error (Kafka's AddPartitionsToTxnManager):
-    PRODUCER_FENCED is INVALID_PRODUCER_EPOCH; TRANSACTION_ABORTABLE is INVALID_TXN_STATE before v11."""
-    if code == ErrorCode.PRODUCER_FENCED:
-        return ErrorCode.INVALID_PRODUCER_EPOCH
-    if code == ErrorCode.TRANSACTION_ABORTABLE and version <= 10:
-        return ErrorCode.INVALID_TXN_STATE
-    return code
-
-
-def txn_offset_commit_error(code: ErrorCode, version: int) -> ErrorCode:
-    """The same mapping for TxnOffsetCommit: TRANSACTION_ABORTABLE from v4 on."""
-    if code == ErrorCode.PRODUCER_FENCED:
-        return ErrorCode.INVALID_PRODUCER_EPOCH
-    if code == ErrorCode.TRANSACTION_ABORTABLE and version <= 3:
-        return ErrorCode.INVALID_TXN_STATE
-    return code
-
-
-@dataclass(frozen=True, slots=True)
-class PendingOffset:
-    """An offset a transaction committed (TxnOffsetCommit), waiting for its COMMIT marker."""
-
-    offset: int
-    leader_epoch: int
-    metadata: str
-    commit_timestamp_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class AbortedTxn:
-    """An entry of a partition's aborted-transaction index (Kafka's AbortedTxn): the offsets of the
-    aborted transaction's first batch and of its ABORT marker."""
-
-    producer_id: int
-    first_offset: int
-    last_offset: int
-
-
-@dataclass
-class TxnMetadata:
-    transactional_id: str
-    producer_id: int
-    timeout_ms: int
-    last_update_ms: int
-    producer_epoch: int = NO_PRODUCER_EPOCH
-    last_producer_epoch: int = NO_PRODUCER_EPOCH
-    prev_producer_id: int = NO_PRODUCER_ID  # the producer id before the latest transition
-    next_producer_id: int = NO_PRODUCER_ID  # TV2: the id to move to when this transaction completes
-    state: TxnState = TxnState.EMPTY
-    partitions: set[TopicPartition] = field(default_factory=set)
-    start_ms: int = -1
-    client_transaction_version: int = 0
-    pending_offsets: dict[str, dict[TopicPartition, PendingOffset]] = field(default_factory=dict)
-    timer: Timer | None = None
-
-    def transition(self, event: TxnEvent) -> None:
-        """Move through the state table (the only place a transaction's state changes)."""
-        self.state = next_state(self.state, event)
-
-    @property
-    def markers_pending(self) -> bool:
-        return self.state in PREPARING
-
-
-@dataclass(frozen=True)
-class TransactionInfo:
-    """What `MockBroker.transactions()` reports of one transactional id."""
-
-    transactional_id: str
-    state: str
-    producer_id: int
-    producer_epoch: int
-    timeout_ms: int
-    start_ms: int  # -1 when no transaction was started
-    last_update_ms: int
-    partitions: list[TopicPartition]
-    pending_offsets: dict[str, dict[TopicPartition, int]]
-
 
 class TxnCoordinator:
     def __init__(self, cluster: Cluster, clock: Clock, scheduler: Scheduler | None = None,
@@ -207,7 +93,7 @@ class TxnCoordinator:
         self.features_epoch = 1
         self.hold_markers = False
         self._held: list[tuple[str, bool]] = []
-        self._aborted: weakref.WeakKeyDictionary[PartitionLog, list[AbortedTxn]] = weakref.WeakKeyDictionary()
+        self.aborted = AbortedIndex()  # every partition's aborted-transaction index (read_committed)
         # Offsets committed by transactions while no group coordinator is served: group -> tp -> offset.
         self.committed_offsets: dict[str, dict[TopicPartition, PendingOffset]] = {}
         self._expiry_timer: Timer | None = None
@@ -267,7 +153,7 @@ class TxnCoordinator:
             self._ensure_expiry_check()
         if txn.markers_pending:
             raise KafkaError(ErrorCode.CONCURRENT_TRANSACTIONS)
-        if expected is not None and not self._valid_expected_producer(txn, *expected):
+        if expected is not None and not valid_expected_producer(txn, *expected):
             raise KafkaError(ErrorCode.PRODUCER_FENCED)
         if txn.state == TxnState.ONGOING:
             # Fence the current producer and abort its transaction; the caller retries (and then gets
@@ -281,7 +167,7 @@ class TxnCoordinator:
             new_id = self.cluster.allocate_producer_id()
         else:
             new_id = txn.producer_id
-            new_epoch, last_epoch = self._incremented_epoch(txn, None if expected is None else expected[1])
+            new_epoch, last_epoch = incremented_epoch(txn, None if expected is None else expected[1])
         txn.prev_producer_id = txn.producer_id
         txn.producer_id = new_id
         txn.producer_epoch, txn.last_producer_epoch = new_epoch, last_epoch
@@ -292,27 +178,6 @@ class TxnCoordinator:
         txn.last_update_ms = now
         txn.transition(TxnEvent.INIT_PRODUCER_ID)
         return txn.producer_id, txn.producer_epoch
-
-    @staticmethod
-    def _valid_expected_producer(txn: TxnMetadata, producer_id: int, epoch: int) -> bool:
-        """Kafka's isValidProducerId: metadata just created, the current id, or the previous id with an
-        exhausted epoch (a retry after a producer id rotation whose answer was lost)."""
-        return (txn.producer_epoch == NO_PRODUCER_EPOCH or producer_id == txn.producer_id
-                or (producer_id == txn.prev_producer_id and is_epoch_exhausted(epoch)))
-
-    @staticmethod
-    def _incremented_epoch(txn: TxnMetadata, expected_epoch: int | None) -> tuple[int, int]:
-        """(epoch, last epoch) after InitProducerId, as Kafka's prepareIncrementProducerEpoch."""
-        bumped = txn.producer_epoch + 1
-        if expected_epoch is None:
-            return bumped, NO_PRODUCER_EPOCH
-        if txn.producer_epoch == NO_PRODUCER_EPOCH or expected_epoch == txn.producer_epoch:
-            return bumped, txn.producer_epoch
-        if expected_epoch == txn.last_producer_epoch:
-            return txn.producer_epoch, txn.last_producer_epoch  # a retry of a bump that succeeded
-        raise KafkaError(ErrorCode.PRODUCER_FENCED, f"Expected producer epoch {expected_epoch} does not match "
-                         f"current producer epoch {txn.producer_epoch} or previous producer epoch "
-                         f"{txn.last_producer_epoch}")
 
     def _fence_and_abort(self, txn: TxnMetadata) -> None:
         """Kafka's prepareFenceProducerEpoch then endTransaction(ABORT, isFromClient = false) with the
@@ -570,25 +435,8 @@ class TxnCoordinator:
         if entry is not None:
             entry.coordinator_epoch = self.coordinator_epoch
         if control == ControlType.ABORT:
-            index = self._aborted.setdefault(log, [])
-            index.append(AbortedTxn(producer_id, first if first >= 0 else stored.base_offset, stored.base_offset))
+            self.aborted.add(log, AbortedTxn(producer_id, first if first >= 0 else stored.base_offset, stored.base_offset))
         return stored.base_offset
-
-    # -- read_committed ----------------------------------------------------------------------------
-    def aborted_transactions(self, log: PartitionLog, start: int, end: int) -> list[tuple[int, int]]:
-        """(producer id, first offset) of the aborted transactions a fetch of offsets [start, end) must list:
-        those whose ABORT marker is at or after start and whose first offset is below end (Kafka's
-        TransactionIndex.collectAbortedTxns)."""
-        return [(a.producer_id, a.first_offset) for a in self._aborted.get(log, ())
-                if a.last_offset >= start and a.first_offset < end]
-
-    def aborted_index(self, log: PartitionLog) -> list[AbortedTxn]:
-        """The partition's aborted-transaction index, in marker order (a copy)."""
-        return list(self._aborted.get(log, ()))
-
-    def replace_aborted_index(self, log: PartitionLog, entries: Iterable[AbortedTxn]) -> None:
-        """Put a pruned index in place (the log cleaner drops entries whose ABORT marker it removed)."""
-        self._aborted[log] = list(entries)
 
     # -- TxnOffsetCommit ---------------------------------------------------------------------------
     def txn_offset_commit(self, transactional_id: str, group_id: str, producer_id: int, epoch: int,
@@ -740,59 +588,3 @@ class TxnCoordinator:
                 del self.txns[txn.transactional_id]
                 gone.append(txn.transactional_id)
         return gone
-
-    # -- DescribeTransactions, ListTransactions, inspection ------------------------------------------
-    def describe(self, transactional_id: str) -> dict[str, Any]:
-        """One DescribeTransactions entry (fields as the response names them)."""
-        out: dict[str, Any] = {"transactional_id": transactional_id, "transaction_state": "",
-                               "transaction_timeout_ms": 0, "transaction_start_time_ms": -1, "producer_id": -1,
-                               "producer_epoch": -1, "topics": []}
-        if transactional_id == "":
-            return {**out, "error_code": ErrorCode.INVALID_REQUEST}
-        txn = self.txns.get(transactional_id)
-        if txn is None or txn.state == TxnState.DEAD:
-            return {**out, "error_code": ErrorCode.TRANSACTIONAL_ID_NOT_FOUND}
-        by_topic: dict[str, list[int]] = {}
-        for topic, index in sorted(txn.partitions):
-            by_topic.setdefault(topic, []).append(index)
-        return {**out, "error_code": ErrorCode.NONE, "transaction_state": txn.state.value,
-                "transaction_timeout_ms": txn.timeout_ms, "transaction_start_time_ms": txn.start_ms,
-                "producer_id": txn.producer_id, "producer_epoch": txn.producer_epoch,
-                "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]}
-
-    def list_transactions(self, state_filters: list[str], producer_id_filters: list[int],
-                          duration_filter_ms: int = -1,
-                          transactional_id_pattern: str | None = None) -> tuple[list[str], list[dict[str, Any]]]:
-        """(unknown state filters, matching transactions) as Kafka's listTransactionStates. A duration filter
-        >= 0 keeps transactions started more than that long ago; a pattern must match the whole id."""
-        unknown = [name for name in state_filters if state_by_name(name) is None]
-        wanted_states = {state_by_name(name) for name in state_filters} - {None}
-        pattern = re.compile(transactional_id_pattern) if transactional_id_pattern else None
-        now = self.clock.now_ms()
-        out = []
-        for txid, txn in sorted(self.txns.items()):
-            if txn.state == TxnState.DEAD:
-                continue
-            if producer_id_filters and txn.producer_id not in producer_id_filters:
-                continue
-            if state_filters and txn.state not in wanted_states:
-                continue
-            if duration_filter_ms >= 0 and now - txn.start_ms <= duration_filter_ms:
-                continue
-            if pattern is not None and not pattern.fullmatch(txid):
-                continue
-            out.append({"transactional_id": txid, "producer_id": txn.producer_id,
-                        "transaction_state": txn.state.value})
-        return unknown, out
-
-    def transactions(self) -> list[TransactionInfo]:
-        return [
-            TransactionInfo(
-                transactional_id=txid, state=txn.state.value, producer_id=txn.producer_id,
-                producer_epoch=txn.producer_epoch, timeout_ms=txn.timeout_ms, start_ms=txn.start_ms,
-                last_update_ms=txn.last_update_ms, partitions=sorted(txn.partitions),
-                pending_offsets={g: {tp: o.offset for tp, o in sorted(offs.items())}
-                                 for g, offs in sorted(txn.pending_offsets.items())},
-            )
-            for txid, txn in sorted(self.txns.items())
-        ]

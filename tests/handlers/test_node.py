@@ -13,6 +13,7 @@ from mockbroker.node import BrokerNode
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
 from mockbroker.state.cluster import Listener, Node
+from mockbroker.state.txn_inspection import transactions
 from tests.handlers.conftest import API_VERSIONS, INIT_PRODUCER_ID, fetch, make_batch, produce, values_of
 from tests.rawclient import RawClient
 
@@ -86,6 +87,6 @@ def test_a_transaction_lands_in_the_coordinator_of_the_node_asked(two_nodes: Moc
         resp = two.request(INIT_PRODUCER_ID, 4, {"transactional_id": "txn-on-two", "transaction_timeout_ms": 60000,
                                                  "producer_id": -1, "producer_epoch": -1})
     assert resp.error_code == ErrorCode.NONE
-    on_two = broker._call(broker.nodes[2].txn_coordinator.transactions)
-    on_one = broker._call(broker.nodes[1].txn_coordinator.transactions)
+    on_two = broker._call(lambda: transactions(broker.nodes[2].txn_coordinator))
+    on_one = broker._call(lambda: transactions(broker.nodes[1].txn_coordinator))
     assert [t.transactional_id for t in on_two] == ["txn-on-two"] and on_one == []

@@ -14,17 +14,13 @@ from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.records.batch import ControlType, RecordBatch
 from mockbroker.protocol.records.builder import RecordInput, build_batch
 from mockbroker.scheduler import Scheduler
+from mockbroker.state.aborted_index import AbortedTxn
 from mockbroker.state.appender import Appender
 from mockbroker.state.cluster import Cluster, Partition
 from mockbroker.state.configs import BrokerConfig
-from mockbroker.state.txn import (
-    EPOCH_MAX,
-    OFFSETS_TOPIC,
-    AbortedTxn,
-    TxnCoordinator,
-    java_string_hash,
-    offsets_partition_for,
-)
+from mockbroker.state.txn import TxnCoordinator
+from mockbroker.state.txn_inspection import describe_transaction, list_transactions, transactions
+from mockbroker.state.txn_metadata import EPOCH_MAX, OFFSETS_TOPIC, java_string_hash, offsets_partition_for
 
 T0 = 1_700_000_000_000
 TIMEOUT = 60_000
@@ -362,8 +358,8 @@ def test_aborted_index_and_fetch_boundaries() -> None:
     c = begin(env, "c")
     env.produce(*c, b"c0", txid="c")  # 5
     env.coord.end_txn("c", *c, False)  # ABORT at 6
-    assert env.coord.aborted_index(log) == [AbortedTxn(a[0], 0, 3), AbortedTxn(c[0], 5, 6)]
-    got = env.coord.aborted_transactions
+    assert env.coord.aborted.entries(log) == [AbortedTxn(a[0], 0, 3), AbortedTxn(c[0], 5, 6)]
+    got = env.coord.aborted.aborted_transactions
     assert got(log, 0, 7) == [(a[0], 0), (c[0], 5)]
     assert got(log, 0, 1) == [(a[0], 0)]  # only the first batch returned
     assert got(log, 3, 5) == [(a[0], 0)]  # starts at a's marker: a still overlaps
@@ -376,7 +372,7 @@ def test_abort_of_a_partition_without_data_indexes_the_marker_alone() -> None:
     env = Env()
     pid, epoch = begin(env, partitions=(1,))
     env.coord.end_txn("tx", pid, epoch, False)
-    assert env.coord.aborted_index(env.part(1).log) == [AbortedTxn(pid, 0, 0)]
+    assert env.coord.aborted.entries(env.part(1).log) == [AbortedTxn(pid, 0, 0)]
 
 
 def test_control_batch_bytes_match_a_hand_built_marker() -> None:
@@ -453,7 +449,7 @@ def test_idle_transactional_ids_expire() -> None:
     env.init("idle")
     env.advance_ms(100_000)
     assert "idle" not in env.coord.txns and env.coord.txns["busy"].state.value == "Ongoing"
-    assert env.coord.describe("idle")["error_code"] == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+    assert describe_transaction(env.coord, "idle")["error_code"] == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
 
 
 # -- TxnOffsetCommit ---------------------------------------------------------------------------------------
@@ -511,24 +507,24 @@ def test_describe_and_list() -> None:
     env = Env()
     a = begin(env, "a", partitions=(2, 0))
     env.init("b")
-    d = env.coord.describe("a")
+    d = describe_transaction(env.coord, "a")
     assert (d["error_code"], d["transaction_state"], d["producer_id"], d["producer_epoch"]) == (
         ErrorCode.NONE, "Ongoing", a[0], a[1])
     assert d["topics"] == [{"topic": "t", "partitions": [0, 2]}]
     assert (d["transaction_timeout_ms"], d["transaction_start_time_ms"]) == (TIMEOUT, T0)
-    assert env.coord.describe("b")["transaction_start_time_ms"] == -1
-    assert env.coord.describe("")["error_code"] == ErrorCode.INVALID_REQUEST
+    assert describe_transaction(env.coord, "b")["transaction_start_time_ms"] == -1
+    assert describe_transaction(env.coord, "")["error_code"] == ErrorCode.INVALID_REQUEST
     names = lambda r: [t["transactional_id"] for t in r[1]]  # noqa: E731
-    assert names(env.coord.list_transactions([], [])) == ["a", "b"]
-    assert env.coord.list_transactions(["Ongoing", "Bogus"], []) == (
+    assert names(list_transactions(env.coord, [], [])) == ["a", "b"]
+    assert list_transactions(env.coord, ["Ongoing", "Bogus"], []) == (
         ["Bogus"], [{"transactional_id": "a", "producer_id": a[0], "transaction_state": "Ongoing"}])
-    assert names(env.coord.list_transactions(["Bogus"], [])) == []
-    assert names(env.coord.list_transactions([], [a[0]])) == ["a"]
+    assert names(list_transactions(env.coord, ["Bogus"], [])) == []
+    assert names(list_transactions(env.coord, [], [a[0]])) == ["a"]
     env.advance_ms(1000)
-    assert names(env.coord.list_transactions([], [], 999)) == ["a", "b"]  # b never started: counts from -1
-    assert names(env.coord.list_transactions(["Ongoing"], [], 1000)) == []
-    assert names(env.coord.list_transactions([], [], -1, "b.*")) == ["b"]
-    assert names(env.coord.list_transactions([], [], -1, "b.")) == []  # the whole id must match
+    assert names(list_transactions(env.coord, [], [], 999)) == ["a", "b"]  # b never started: counts from -1
+    assert names(list_transactions(env.coord, ["Ongoing"], [], 1000)) == []
+    assert names(list_transactions(env.coord, [], [], -1, "b.*")) == ["b"]
+    assert names(list_transactions(env.coord, [], [], -1, "b.")) == []  # the whole id must match
 
 
 def test_transactions_inspection() -> None:
@@ -536,7 +532,7 @@ def test_transactions_inspection() -> None:
     pid, epoch = begin(env, partitions=(1,))
     env.coord.add_offsets("tx", pid, epoch, "g")
     env.coord.txn_offset_commit("tx", "g", pid, epoch, -1, "", None, [("t", 0, 7, -1, None)], 3)
-    [info] = env.coord.transactions()
+    [info] = transactions(env.coord)
     assert (info.transactional_id, info.state, info.producer_id, info.producer_epoch) == ("tx", "Ongoing", pid, epoch)
     assert info.partitions == sorted([("t", 1), (OFFSETS_TOPIC, offsets_partition_for("g", 50))])
     assert info.pending_offsets == {"g": {("t", 0): 7}}
@@ -629,6 +625,6 @@ def test_the_cleaner_can_replace_a_partitions_aborted_index() -> None:
     pid, epoch = begin(env)
     env.coord.end_txn("tx", pid, epoch, False)
     log = env.part(0).log
-    assert env.coord.aborted_index(log) == [AbortedTxn(pid, 0, 0)]
-    env.coord.replace_aborted_index(log, [])
-    assert env.coord.aborted_index(log) == [] and env.coord.aborted_transactions(log, 0, 10) == []
+    assert env.coord.aborted.entries(log) == [AbortedTxn(pid, 0, 0)]
+    env.coord.aborted.replace(log, [])
+    assert env.coord.aborted.entries(log) == [] and env.coord.aborted.aborted_transactions(log, 0, 10) == []
