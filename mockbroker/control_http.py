@@ -724,7 +724,7 @@ ROUTE_DOCS: list[tuple[str, str, Callable[..., Any]]] = [
     ("POST", "/reset", ControlServer.reset),
 ]
 _ROUTES: list[tuple[str, re.Pattern[str], Callable[..., Any]]] = [
-    (m, re.compile("^" + p.replace("{name}", _NAME) + "$"), fn) for m, p, fn in ROUTE_DOCS
+    (m, re.compile(p.replace("{name}", _NAME)), fn) for m, p, fn in ROUTE_DOCS
 ]
 
 
@@ -733,7 +733,7 @@ def _route(method: str, path: str) -> tuple[Callable[..., Any] | None, dict[str,
     allowed: list[str] = []
     lookup = "GET" if method == "HEAD" else method
     for m, pattern, fn in _ROUTES:
-        match = pattern.match(path)
+        match = pattern.fullmatch(path)
         if match is None:
             continue
         if m == lookup:

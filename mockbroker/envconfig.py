@@ -111,7 +111,7 @@ TIME_SYNONYMS = {
 }
 _TIME_COARSE = frozenset(name for pairs in TIME_SYNONYMS.values() for name, _ in pairs)
 
-_LISTENER_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+)://(?P<host>\[[^\]]*\]|[^:/\[\]]*):(?P<port>[0-9]+)$")
+_LISTENER_RE = re.compile(r"(?P<name>[A-Za-z0-9_]+)://(?P<host>\[[^\]]*\]|[^:/\[\]]*):(?P<port>[0-9]+)")
 
 
 class ConfigError(ValueError):
@@ -280,7 +280,7 @@ def parse_listeners(setting: Setting, *, advertised: bool = False) -> list[tuple
         item = item.strip()
         if not item:
             continue
-        m = _LISTENER_RE.match(item)
+        m = _LISTENER_RE.fullmatch(item)
         if m is None:
             raise ConfigError(f"{setting.origin}: {item!r} is not NAME://HOST:PORT")
         name = m["name"].upper()

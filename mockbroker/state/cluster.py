@@ -17,7 +17,12 @@ from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, a
 from mockbroker.state.log import PartitionLog
 
 MAX_TOPIC_NAME_LENGTH = 249
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
+# Kafka's controller bounds the records of one request (QuorumController.MAX_RECORDS_PER_USER_OP) and
+# refuses a CreateTopics that would create more partitions than that (ReplicationControlManager
+# .validateTotalNumberOfPartitions): POLICY_VIOLATION for every topic of the request.
+MAX_PARTITIONS_PER_REQUEST = 10_000
+EXCESSIVE_PARTITIONS_MESSAGE = "Excessively large number of partitions per request."
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
@@ -32,7 +37,7 @@ def validate_topic_name(name: str) -> None:
             ErrorCode.INVALID_TOPIC_EXCEPTION,
             f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters",
         )
-    if not _LEGAL_TOPIC.match(name):
+    if not _LEGAL_TOPIC.fullmatch(name):
         raise KafkaError(
             ErrorCode.INVALID_TOPIC_EXCEPTION,
             f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, "
@@ -127,6 +132,23 @@ class Cluster:
         return pid
 
     # -- topics ----------------------------------------------------------------------------------
+    def new_partition_count(self, partitions: int, assignment_count: int = 0) -> int:
+        """How many partitions a CreatableTopic asks for, as Kafka's controller counts them against the
+        per-request bound: its manual assignments if any, else num_partitions (-1: num.partitions; an
+        invalid count adds nothing, it fails on its own)."""
+        if assignment_count:
+            return assignment_count
+        if partitions == -1:
+            return int(self.config.get("num.partitions"))
+        return max(partitions, 0)
+
+    @staticmethod
+    def check_partitions_per_request(total: int) -> None:
+        """POLICY_VIOLATION when one request would create more than MAX_PARTITIONS_PER_REQUEST partitions.
+        Checked before anything is allocated, so a huge count costs nothing."""
+        if total > MAX_PARTITIONS_PER_REQUEST:
+            raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE)
+
     def topic(self, name: str) -> Topic | None:
         return self.topics.get(name)
 
@@ -150,7 +172,9 @@ class Cluster:
         Checks in the order of Kafka's controller, with its messages: the name, existence, the configs,
         then either the manual assignments ((partition index, broker ids) pairs; partitions and
         replication_factor must then be -1) or the partition count and replication factor (-1: the
-        broker's num.partitions / default.replication.factor)."""
+        broker's num.partitions / default.replication.factor). More than MAX_PARTITIONS_PER_REQUEST
+        partitions: POLICY_VIOLATION before any other check, as Kafka's controller orders them."""
+        self.check_partitions_per_request(self.new_partition_count(partitions, len(assignments or ())))
         validate_topic_name(name)
         if name in self.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
@@ -257,10 +281,14 @@ class Cluster:
             topic.partitions.append(Partition(topic, index, leader, _new_log(topic, index), replicas))
 
     def create_partitions(
-        self, name: str, total: int, *, validate_only: bool = False, assignments: list[list[int]] | None = None
-    ) -> None:
+        self, name: str, total: int, *, validate_only: bool = False, assignments: list[list[int]] | None = None,
+        added_before: int = 0,
+    ) -> int:
         """Grow a topic to `total` partitions, as Kafka's controller does (its errors and messages);
-        `assignments`: the replica list of each new partition (None: placed by the broker)."""
+        `assignments`: the replica list of each new partition (None: placed by the broker). More than
+        MAX_PARTITIONS_PER_REQUEST new partitions in one request (`added_before`: those the request's
+        earlier topics added): POLICY_VIOLATION (see check_partitions_per_request). Returns how many
+        partitions it adds (or would add, validate_only)."""
         topic = self.topics.get(name)
         if topic is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
@@ -273,6 +301,7 @@ class Cluster:
                 f"The topic {name} currently has {current} partition(s); {total} would not be an increase.",
             )
         additional = total - current
+        self.check_partitions_per_request(added_before + additional)
         if assignments is not None:
             if len(assignments) != additional:
                 raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
@@ -282,11 +311,12 @@ class Cluster:
             for broker_ids in assignments:
                 self.validate_manual_assignment(broker_ids, rf)
         if validate_only:
-            return
+            return additional
         if assignments is not None:
             self._add_assigned_partitions(topic, assignments)
         else:
             self._add_partitions(topic, additional)
+        return additional
 
     # -- topic configs (AlterConfigs / IncrementalAlterConfigs) ----------------------------------
     def _config_target(self, name: str) -> Topic | None:

@@ -1,0 +1,128 @@
+"""Raw-protocol tests of the broker's limits: partitions per request (CreateTopics, CreatePartitions, HTTP,
+Python API) and names validated whole (a trailing newline is not a legal character)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mockbroker.errors import KafkaError
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.server import MockBroker
+from mockbroker.state.cluster import EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST
+from tests.rawclient import RawClient
+
+METADATA, API_VERSIONS, CREATE_TOPICS, CREATE_PARTITIONS = 3, 18, 19, 37
+INT32_MAX = 2**31 - 1
+
+
+@pytest.fixture
+def client(mockbroker: MockBroker) -> Iterator[RawClient]:
+    with RawClient(mockbroker.host, mockbroker.port) as c:
+        yield c
+
+
+def creatable(name: str, partitions: int, assignments: int = 0) -> dict[str, Any]:
+    return {"name": name, "num_partitions": -1 if assignments else partitions, "replication_factor": -1,
+            "assignments": [{"partition_index": i, "broker_ids": [1]} for i in range(assignments)],
+            "configs": []}
+
+
+def create(client: RawClient, *topics: dict[str, Any], validate_only: bool = False) -> list[Any]:
+    resp = client.request(CREATE_TOPICS, 7, {"topics": list(topics), "timeout_ms": 5000,
+                                             "validate_only": validate_only})
+    return list(resp.topics)
+
+
+def grow(client: RawClient, *counts: tuple[str, int]) -> list[Any]:
+    body = {"topics": [{"name": n, "count": c, "assignments": None} for n, c in counts],
+            "timeout_ms": 1000, "validate_only": False}
+    return list(client.request(CREATE_PARTITIONS, 3, body).results)
+
+
+# -- partitions per request ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [MAX_PARTITIONS_PER_REQUEST + 1, 16_776_705, INT32_MAX])
+def test_create_topic_with_too_many_partitions_is_policy_violation(client: RawClient, mockbroker: MockBroker,
+                                                                   count: int) -> None:
+    [r] = create(client, creatable("huge", count))
+    assert (r.error_code, r.error_message) == (ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE)
+    assert mockbroker.topics() == []
+    # The broker still serves: a normal topic is created on the same connection.
+    [ok] = create(client, creatable("normal", 3))
+    assert (ok.error_code, ok.num_partitions) == (ErrorCode.NONE, 3)
+
+
+def test_create_topics_bound_counts_the_whole_request(client: RawClient, mockbroker: MockBroker) -> None:
+    """5,000 + 5,000 + 1 partitions over three topics: every topic of the request is refused, as Kafka's
+    controller checks the request's total before anything else (even an invalid name gets the violation)."""
+    results = create(client, creatable("a", 5000), creatable("b", 5000), creatable("c", 1),
+                     creatable("bad name", 1))
+    assert [(r.name, r.error_code, r.error_message) for r in results] == [
+        (n, ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE) for n in ("a", "b", "c", "bad name")]
+    assert mockbroker.topics() == []
+
+
+def test_create_topics_at_the_bound_succeeds(client: RawClient, mockbroker: MockBroker) -> None:
+    results = create(client, creatable("a", 5000), creatable("b", 5000), validate_only=True)
+    assert [r.error_code for r in results] == [ErrorCode.NONE, ErrorCode.NONE]
+
+
+@pytest.mark.mockbroker(partitions=6000)
+def test_create_topics_bound_counts_default_partitions_and_assignments(client: RawClient) -> None:
+    results = create(client, creatable("defaulted", -1), creatable("assigned", -1, assignments=4001))
+    assert {r.error_code for r in results} == {ErrorCode.POLICY_VIOLATION}
+    results = create(client, creatable("defaulted", -1), creatable("assigned", -1, assignments=3),
+                     validate_only=True)
+    assert {r.error_code for r in results} == {ErrorCode.NONE}
+
+
+def test_create_partitions_beyond_the_bound_is_policy_violation(client: RawClient, mockbroker: MockBroker) -> None:
+    create(client, creatable("t", 1), creatable("u", 1))
+    [r] = grow(client, ("t", INT32_MAX))
+    assert (r.error_code, r.error_message) == (ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE)
+    # Counted over the request: the second topic crosses the bound and fails alone.
+    r1, r2 = grow(client, ("t", 6001), ("u", 4002))
+    assert (r1.name, r1.error_code) == ("t", ErrorCode.NONE)
+    assert (r2.name, r2.error_code, r2.error_message) == ("u", ErrorCode.POLICY_VIOLATION,
+                                                           EXCESSIVE_PARTITIONS_MESSAGE)
+    assert [len(mockbroker.cluster.topics[n].partitions) for n in ("t", "u")] == [6001, 1]
+
+
+def test_python_api_refuses_too_many_partitions(mockbroker: MockBroker) -> None:
+    with pytest.raises(KafkaError) as info:
+        mockbroker.create_topic("huge", INT32_MAX)
+    assert info.value.code == ErrorCode.POLICY_VIOLATION
+    with pytest.raises(KafkaError):
+        mockbroker._call(mockbroker.cluster.create_partitions, "missing", INT32_MAX)
+    assert mockbroker.topics() == []
+
+
+# -- names are matched whole -----------------------------------------------------------------------
+
+
+def test_create_topic_with_trailing_newline_is_invalid_topic_exception(client: RawClient,
+                                                                       mockbroker: MockBroker) -> None:
+    [r] = create(client, creatable("topic\n", 1))
+    assert r.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert mockbroker.topics() == []
+
+
+def test_metadata_does_not_auto_create_a_name_with_trailing_newline(client: RawClient,
+                                                                    mockbroker: MockBroker) -> None:
+    resp = client.request(METADATA, 12, {"topics": [{"topic_id": None, "name": "topic\n"}],
+                                         "allow_auto_topic_creation": True,
+                                         "include_topic_authorized_operations": False})
+    [t] = resp.topics
+    assert t.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert mockbroker.topics() == []
+
+
+@pytest.mark.parametrize(("name", "version"), [("probe\n", "1.0"), ("probe", "1.0\n")])
+def test_api_versions_software_name_with_trailing_newline_is_invalid_request(client: RawClient, name: str,
+                                                                             version: str) -> None:
+    resp = client.request(API_VERSIONS, 3, {"client_software_name": name, "client_software_version": version})
+    assert resp.error_code == ErrorCode.INVALID_REQUEST
