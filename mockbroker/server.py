@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from mockbroker import dispatch, error_responses
 from mockbroker.clock import Clock
 from mockbroker.connection import Connection, RequestContext
-from mockbroker.faults import FaultRule, Faults, ReceivedRequest
+from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord
 from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
 from mockbroker.maintenance import LogMaintenance
 from mockbroker.protocol.errors import ErrorCode
@@ -85,7 +85,7 @@ class MockBroker:
         self.txn_coordinator = TxnCoordinator(self.cluster, self.clock, self.scheduler,
                                               groups=lambda: getattr(self, "group_coordinator", None))
         self.appender.txn_check = self.txn_coordinator.check_produce
-        self.requests: list[ReceivedRequest] = []
+        self.requests = RequestRecord()
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
         self.fetch_sessions = FetchSessionCache(int(self.cluster.config.get("max.incremental.fetch.session.cache.slots")))
@@ -362,12 +362,8 @@ class MockBroker:
         self._call(self.faults.clear)
 
     def record_request(self, ctx: RequestContext, header: Any) -> None:
-        self.requests.append(
-            ReceivedRequest(header.api_key, header.api_version, header.client_id, header.correlation_id,
-                            self.clock.now_ms(), ctx.connection_id)
-        )
-        if len(self.requests) > 100_000:
-            del self.requests[:50_000]
+        self.requests.add(header.api_key, header.api_version, header.client_id, header.correlation_id,
+                          self.clock.now_ms(), ctx.connection_id)
 
     def received(self, api_key: int | None = None) -> list[ReceivedRequest]:
         """The requests received so far (optionally of one API key)."""

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from mockbroker.errors import KafkaError
+from mockbroker.faults import MAX_RECORDED_CLIENT_ID, RequestRecord
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
 from mockbroker.state.cluster import EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST
@@ -126,3 +127,40 @@ def test_api_versions_software_name_with_trailing_newline_is_invalid_request(cli
                                                                              version: str) -> None:
     resp = client.request(API_VERSIONS, 3, {"client_software_name": name, "client_software_version": version})
     assert resp.error_code == ErrorCode.INVALID_REQUEST
+
+
+# -- the request record --------------------------------------------------------------------------
+
+
+def test_request_record_keeps_bounded_client_ids(mockbroker: MockBroker) -> None:
+    """2,000 requests, each with a different 32,000-character client id: the record keeps every request
+    but not the ids in full (before the bound it held ~64 MB of client ids)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        with RawClient(mockbroker.host, mockbroker.port) as c:
+            for burst in range(20):
+                for i in range(100):
+                    c.client_id = f"{burst:02d}{i:03d}" + "x" * 31_995
+                    c.send(API_VERSIONS, 0, {})
+                for _ in range(100):
+                    c.recv_frame()
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    got = mockbroker.received(API_VERSIONS)
+    assert len(got) == 2000
+    assert len({r.client_id for r in got}) == 2000
+    assert max(len(r.client_id or "") for r in got) == MAX_RECORDED_CLIENT_ID
+    assert after - before < 8 * 1024 * 1024, f"grew {after - before} bytes"
+
+
+def test_request_record_drops_the_oldest_past_its_bound() -> None:
+    record = RequestRecord(max_entries=3)
+    for n in range(5):
+        record.add(18, 0, "same-client", n, 0, 1)
+    assert [r.correlation_id for r in record] == [2, 3, 4]
+    # Equal client ids share one string.
+    assert len({id(r.client_id) for r in record}) == 1
