@@ -7,8 +7,10 @@
   (Kafka may end a partition's data with a partial batch; clients ignore one, so leaving it out is
   equivalent).
 - Long poll: with less than min_bytes available and max_wait_ms > 0 the request parks on a future
-  that any append to one of its partitions wakes (no polling, no CPU while parked), then reads again;
-  at max_wait_ms it answers with what there is.
+  (no polling, no CPU while parked). Each append to one of its partitions runs a constant-cost check per
+  partition, as Kafka's DelayedFetch does: the bytes appended since the last read (the log's running
+  size), capped at partition_max_bytes; only when they reach min_bytes (or a partition's topic, leader
+  epoch or log start changed) does the fetch read again. At max_wait_ms it answers with what there is.
 - Errors per partition: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID (v13+, topics by id),
   NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (current_leader_epoch, v9+),
   OFFSET_OUT_OF_RANGE (below the log start offset or past the log end offset); an error partition
@@ -254,25 +256,63 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
     has_error = any(r.error for r in reads)
     if req.max_wait_ms <= 0 or total >= req.min_bytes or has_error or not wants:
         return _build_response(v, reads, session_id, incremental, session)
-    return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session)
+    return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session, reads)
+
+
+@dataclass
+class _Parked:
+    """One partition of a parked fetch: what the last real read found, to count new bytes cheaply."""
+
+    want: SessionPartition
+    partition: Partition
+    leader_epoch: int
+    size_at_read: int  # the log's size_bytes when last read
+    found: int  # bytes that read returned for this partition
+    stable_at_read: int  # the last stable offset when last read (-1: read_uncommitted, not watched)
+
+
+def _park_state(reads: list[PartitionRead], isolation: int) -> list[_Parked]:
+    out = []
+    for r in reads:
+        if r.partition is not None:
+            log = r.partition.log
+            stable = log.last_stable_offset if isolation == READ_COMMITTED else -1
+            out.append(_Parked(r.want, r.partition, log.leader_epoch, log.size_bytes, r.size, stable))
+    return out
+
+
+def _worth_reading(ctx: RequestContext, parked: list[_Parked], by_id: bool, min_bytes: int) -> bool:
+    """Whether a parked fetch should read again: constant cost per partition, as Kafka's DelayedFetch
+    .tryComplete (bytes appended since the last read, capped at partition_max_bytes, counted from the
+    log's running size; no batch is read). Also true when a partition's state changed in a way that
+    makes the answer an error (topic gone, new leader epoch, log start moved past the fetch offset), or,
+    read_committed, when the last stable offset moved."""
+    available = 0
+    for p in parked:
+        log = p.partition.log
+        if (_lookup(ctx.cluster, p.want, by_id)[0] is not p.partition or log.leader_epoch != p.leader_epoch
+                or log.log_start_offset > p.want.fetch_offset):
+            return True
+        if p.stable_at_read >= 0 and log.last_stable_offset != p.stable_at_read:
+            return True  # read_committed: a transaction ended, data already counted may now be readable
+        available += min(p.found + max(0, log.size_bytes - p.size_at_read), p.want.partition_max_bytes)
+    return available >= min_bytes
 
 
 async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionPartition], by_id: bool,
                      isolation: int, max_bytes: int, session_id: int, incremental: bool,
-                     session: FetchSession | None) -> Msg:
+                     session: FetchSession | None, reads: list[PartitionRead]) -> Msg:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + req.max_wait_ms / 1000.0
-    logs = []
-    for want in wants:
-        p, _ = _lookup(ctx.cluster, want, by_id)
-        if p is not None:
-            logs.append(p.log)
+    parked = _park_state(reads, isolation)
     wake_future: asyncio.Future[None] = loop.create_future()
 
     def wake() -> None:
-        if not wake_future.done():
+        # Runs on every append to one of the partitions: cheap unless enough bytes may be there.
+        if not wake_future.done() and _worth_reading(ctx, parked, by_id, req.min_bytes):
             wake_future.set_result(None)
 
+    logs = [p.partition.log for p in parked]
     for log in logs:
         log.add_append_listener(wake)
     try:
@@ -287,6 +327,9 @@ async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionP
             reads, total = _collect(ctx, wants, by_id, isolation, max_bytes)
             if total >= req.min_bytes or any(r.error for r in reads):
                 return _build_response(v, reads, session_id, incremental, session)
+            # Not enough yet (read_committed below an open transaction, or fewer bytes than counted):
+            # count from this read on, so the next real read needs new bytes.
+            parked[:] = _park_state(reads, isolation)
     finally:
         for log in logs:
             log.remove_append_listener(wake)
