@@ -17,7 +17,8 @@
   answers high watermark, last stable offset and log start offset -1, as Kafka does.
 - Isolation (v4+): read_committed stops at the last stable offset and lists the aborted transactions
   of the range returned; read_uncommitted reads to the high watermark (aborted_transactions null).
-- Fetch sessions (v7+, KIP-227): see state/fetch_sessions.py; top-level FETCH_SESSION_ID_NOT_FOUND,
+- Fetch sessions (v7+, KIP-227): see state/fetch_sessions.py (eviction of idle and small sessions when
+  the cache is full, on the broker clock); top-level FETCH_SESSION_ID_NOT_FOUND,
   INVALID_FETCH_SESSION_EPOCH, and FETCH_SESSION_TOPIC_ID_ERROR for a session continued at a version on the
   other side of v13 (topic ids). An incremental fetch that leaves its session with no partitions closes
   it and is answered sessionless (session id 0).
@@ -230,6 +231,7 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
             return _error_response(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
         session.update(requested, req.forgotten_topics_data, by_id)
         if session.partitions:
+            sessions.touch(session, ctx.broker.clock.now_ms())
             session.next_epoch()
             wants = list(session.partitions.values())
             session_id = session.session_id
@@ -246,7 +248,7 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
             sessions.close(req.session_id)
         session_id = 0
         if v >= 7 and req.session_epoch == INITIAL_EPOCH:
-            session = sessions.open(by_id)
+            session = sessions.open(by_id, ctx.broker.clock.now_ms(), len(requested))
             if session is not None:
                 session_id = session.session_id
                 session.update(requested, [], by_id)
