@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mockbroker import dispatch
+from mockbroker.idle_timeout import IdleTimeout
 from mockbroker.protocol import headers as hdr
 from mockbroker.protocol.errors import ProtocolError
 from mockbroker.protocol.framing import FrameDecoder
@@ -87,6 +88,7 @@ class Connection(asyncio.Protocol):
         self._read_paused = False
         self._closed = False
         self._out: collections.deque[bytes | bytearray | memoryview] = collections.deque()  # see _drain
+        self._idle: IdleTimeout | None = None  # connections.max.idle.ms (mockbroker/idle_timeout.py)
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -102,16 +104,22 @@ class Connection(asyncio.Protocol):
         peer = transport.get_extra_info("peername") or ("?", 0)
         self.ctx = RequestContext(self.broker, self.listener, next(_ids), str(peer[0]), int(peer[1]))
         self.broker._connections.add(self)
+        self._idle = IdleTimeout(self.broker.scheduler, int(self.broker.cluster.config.get("connections.max.idle.ms")),
+                                 is_busy=lambda: self._busy, close=self._close)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self._out.clear()
+        if self._idle is not None:
+            self._idle.cancel()
         self.cancel_pending()
         self.broker._connections.discard(self)
         if self.ctx is not None:
             self.broker.on_connection_closed(self.ctx)
 
     def data_received(self, data: bytes) -> None:
+        if self._idle is not None:
+            self._idle.touch()
         try:
             self.decoder.feed(data)
         except ProtocolError as exc:
@@ -242,6 +250,8 @@ class Connection(asyncio.Protocol):
     def _send(self, header: hdr.RequestHeader, body: Any, version: int | None = None) -> None:
         if self._closed or self.transport is None:
             return
+        if self._idle is not None:
+            self._idle.touch()
         v = header.api_version if version is None else version
         w = Writer()
         w.int32(0)  # size, patched below

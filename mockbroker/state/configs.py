@@ -109,6 +109,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("log.cleaner.backoff.ms", ConfigType.LONG, 15000),
         ConfigDef("log.retention.check.interval.ms", ConfigType.LONG, 300000),
         ConfigDef("max.incremental.fetch.session.cache.slots", ConfigType.INT, 1000),
+        ConfigDef("connections.max.idle.ms", ConfigType.LONG, 600000),
     ]
 }
 # Every topic config's broker fallback is a broker config too.
