@@ -13,6 +13,7 @@ from mockbroker.faults import MAX_RECORDED_CLIENT_ID, RequestRecord
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
 from mockbroker.state.cluster import EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST
+from tests.handlers.conftest import PRODUCE, make_batch
 from tests.rawclient import RawClient
 
 METADATA, API_VERSIONS, CREATE_TOPICS, CREATE_PARTITIONS = 3, 18, 19, 37
@@ -164,3 +165,23 @@ def test_request_record_drops_the_oldest_past_its_bound() -> None:
     assert [r.correlation_id for r in record] == [2, 3, 4]
     # Equal client ids share one string.
     assert len({id(r.client_id) for r in record}) == 1
+
+
+# -- a partition named twice in one Produce ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_produce_naming_a_partition_twice_appends_the_last_copy_once(client: RawClient, mockbroker: MockBroker,
+                                                                     split: bool) -> None:
+    """As Kafka's KafkaApis (a map keyed by topic-partition): one append, of the last copy, one answer."""
+    mockbroker.create_topic("t", 2)
+    first, last, other = (bytes(make_batch(v)) for v in (b"first", b"last", b"other"))
+    copies = [{"index": 0, "records": first}, {"index": 1, "records": other}, {"index": 0, "records": last}]
+    topic_data = ([{"name": "t", "partition_data": copies[:2]}, {"name": "t", "partition_data": copies[2:]}]
+                  if split else [{"name": "t", "partition_data": copies}])
+    resp = client.request(PRODUCE, 9, {"transactional_id": None, "acks": -1, "timeout_ms": 5000,
+                                       "topic_data": topic_data})
+    [t] = resp.responses
+    assert sorted((p.index, p.error_code, p.base_offset) for p in t.partition_responses) == [(0, 0, 0), (1, 0, 0)]
+    assert [r.value for r in mockbroker.records("t", 0)] == [b"last"]
+    assert [r.value for r in mockbroker.records("t", 1)] == [b"other"]
