@@ -15,6 +15,8 @@
 - The base offset and partition leader epoch are stamped into the stored batch in place; topics with
   message.timestamp.type=LogAppendTime also get the broker time, answered as log_append_time_ms.
 - Produce does not create topics (Kafka creates them through Metadata only).
+- mockbroker.max.log.bytes (state/cluster.py make_room): past it the oldest segments of delete-policy
+  topics go first; when nothing can make room, KAFKA_STORAGE_ERROR.
 - A partition named several times in one request (in one topic entry or in several entries of the same
   topic) is appended once, with its last copy, and answered once, as Kafka's KafkaApis does (it collects
   the request's partitions into a map keyed by topic-partition).
@@ -90,6 +92,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
                 parts.append(_partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
                 continue
             try:
+                cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
                 result = broker.appender.append_records(partition, pd.records, v, now, req.transactional_id)
             except BatchRejected as exc:
                 errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message)

@@ -15,6 +15,7 @@ from mockbroker.clock import Clock
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, apply_incremental
 from mockbroker.state.log import PartitionLog
+from mockbroker.state.retention import delete_segments, has_delete_policy
 
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
@@ -23,6 +24,8 @@ _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 # .validateTotalNumberOfPartitions): POLICY_VIOLATION for every topic of the request.
 MAX_PARTITIONS_PER_REQUEST = 10_000
 EXCESSIVE_PARTITIONS_MESSAGE = "Excessively large number of partitions per request."
+# The broker-wide bound on the record bytes held (all partitions' logs); -1: none. See make_room.
+MAX_LOG_BYTES = "mockbroker.max.log.bytes"
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
@@ -318,6 +321,43 @@ class Cluster:
             self._add_partitions(topic, additional)
         return additional
 
+    # -- the broker-wide bound on record bytes (mockbroker.max.log.bytes) -------------------------
+    def log_bytes_held(self) -> int:
+        """The record bytes every partition's log holds now."""
+        return sum(p.log.size_bytes for t in self.topics.values() for p in t.partitions)
+
+    def make_room(self, incoming: int, now_ms: int) -> None:
+        """Room for `incoming` more record bytes under mockbroker.max.log.bytes (when set, >= 0).
+
+        Past the bound, retention deletes whole segments, the oldest first (by the broker time of their
+        first append) across every topic whose cleanup.policy includes delete, until the new bytes fit.
+        When that cannot free enough (compacted topics only, or a batch bigger than the bound),
+        KAFKA_STORAGE_ERROR, what Kafka answers when its log directory cannot take a write (retriable:
+        producers retry, and may get through once retention or DeleteRecords freed room). Costs a pass
+        over the partitions per call, only when the bound is set."""
+        limit = int(self.config.get(MAX_LOG_BYTES))
+        if limit < 0:
+            return
+        held = self.log_bytes_held()
+        if held + incoming <= limit:
+            return
+        logs = [p.log for t in self.topics.values() if has_delete_policy(t.config) for p in t.partitions]
+        while held + incoming > limit:
+            oldest: PartitionLog | None = None
+            for log in logs:
+                if log.size_bytes and (oldest is None or _first_append_ms(log) < _first_append_ms(oldest)):
+                    oldest = log
+            if oldest is None:
+                break
+            before = oldest.size_bytes
+            delete_segments(oldest, 1, now_ms)
+            if oldest.size_bytes >= before:  # nothing could go (cannot happen: guards an endless loop)
+                logs.remove(oldest)
+            held -= before - oldest.size_bytes
+        if held + incoming > limit:
+            raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR,
+                             f"{MAX_LOG_BYTES} ({limit}) reached: {held} bytes held, {incoming} more refused")
+
     # -- topic configs (AlterConfigs / IncrementalAlterConfigs) ----------------------------------
     def _config_target(self, name: str) -> Topic | None:
         if not name:
@@ -388,6 +428,12 @@ class Cluster:
         if not self.config.get("auto.create.topics.enable"):
             return None
         return self.create_topic(name)
+
+
+def _first_append_ms(log: PartitionLog) -> int:
+    """When the log's oldest segment got its first batch (broker clock)."""
+    first = log.segments.segments[0]
+    return first.created_ms if first.created_ms >= 0 else first.last_modified_ms
 
 
 def _new_log(topic: Topic, index: int) -> PartitionLog:

@@ -185,3 +185,51 @@ def test_produce_naming_a_partition_twice_appends_the_last_copy_once(client: Raw
     assert sorted((p.index, p.error_code, p.base_offset) for p in t.partition_responses) == [(0, 0, 0), (1, 0, 0)]
     assert [r.value for r in mockbroker.records("t", 0)] == [b"last"]
     assert [r.value for r in mockbroker.records("t", 1)] == [b"other"]
+
+
+# -- mockbroker.max.log.bytes ------------------------------------------------------------------------
+
+
+def produce_one(client: RawClient, topic: str, value: bytes, partition: int = 0) -> Any:
+    resp = client.request(PRODUCE, 9, {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": partition, "records": bytes(make_batch(value))}]}]})
+    return resp.responses[0].partition_responses[0]
+
+
+@pytest.mark.mockbroker(config={"mockbroker.max.log.bytes": 20_000})
+def test_past_the_log_bytes_bound_the_oldest_segments_go_first(client: RawClient, mockbroker: MockBroker) -> None:
+    mockbroker.create_topic("old", 1, {"segment.bytes": "2000"})
+    mockbroker.create_topic("new", 1, {"segment.bytes": "2000"})
+    for _ in range(60):  # ~28 KB
+        assert produce_one(client, "old", b"o" * 400).error_code == ErrorCode.NONE
+    assert mockbroker.cluster.log_bytes_held() <= 20_000
+    old_log = mockbroker.cluster.topics["old"].partitions[0].log
+    assert old_log.log_start_offset > 0  # its oldest segments made room
+    start_before = old_log.log_start_offset
+    for _ in range(10):
+        assert produce_one(client, "new", b"n" * 400).error_code == ErrorCode.NONE
+    new_log = mockbroker.cluster.topics["new"].partitions[0].log
+    # The newer topic's records stay: the older topic's segments went instead.
+    assert new_log.log_start_offset == 0 and old_log.log_start_offset > start_before
+    assert mockbroker.cluster.log_bytes_held() <= 20_000
+
+
+@pytest.mark.mockbroker(config={"mockbroker.max.log.bytes": 5_000})
+def test_when_retention_cannot_make_room_produce_gets_kafka_storage_error(client: RawClient,
+                                                                          mockbroker: MockBroker) -> None:
+    mockbroker.create_topic("kv", 1, {"cleanup.policy": "compact"})
+    codes = [produce_one(client, "kv", b"v" * 400).error_code for _ in range(20)]
+    assert ErrorCode.NONE in codes and codes[-1] == ErrorCode.KAFKA_STORAGE_ERROR
+    held = mockbroker.cluster.log_bytes_held()
+    assert held <= 5_000
+    mockbroker.create_topic("plain")
+    # A batch bigger than the whole bound never fits, whatever retention does.
+    assert produce_one(client, "plain", b"x" * 6_000).error_code == ErrorCode.KAFKA_STORAGE_ERROR
+    mockbroker.delete_topic("kv")
+    assert produce_one(client, "plain", b"y" * 400).error_code == ErrorCode.NONE
+
+
+def test_no_log_bytes_bound_by_default(client: RawClient, mockbroker: MockBroker) -> None:
+    assert int(mockbroker.cluster.config.get("mockbroker.max.log.bytes")) == -1
+    mockbroker.create_topic("t")
+    assert produce_one(client, "t", b"z" * 100_000).error_code == ErrorCode.NONE
