@@ -43,8 +43,9 @@ from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.protocol.records.batch import RecordBatch
 from mockbroker.protocol.records.legacy import convert_from_v2
-from mockbroker.state.cluster import Cluster, Partition
+from mockbroker.state.cluster import Cluster, Partition, Topic
 from mockbroker.state.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition
+from mockbroker.state.log import PartitionLog
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -261,29 +262,35 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
     return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session, reads)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Parked:
     """One partition of a parked fetch: what the last real read found, to count new bytes cheaply."""
 
-    want: SessionPartition
-    partition: Partition
+    log: PartitionLog
+    topic: Topic
+    topics: dict[Any, Topic]  # the cluster's topics by name (or by id, v13+): the topic still there?
+    key: Any  # the topic's name (or id)
+    fetch_offset: int
+    partition_max_bytes: int
     leader_epoch: int
     size_at_read: int  # the log's size_bytes when last read
     found: int  # bytes that read returned for this partition
     stable_at_read: int  # the last stable offset when last read (-1: read_uncommitted, not watched)
 
 
-def _park_state(reads: list[PartitionRead], isolation: int) -> list[_Parked]:
+def _park_state(cluster: Cluster, reads: list[PartitionRead], by_id: bool, isolation: int) -> list[_Parked]:
+    topics: dict[Any, Topic] = cluster.topics_by_id if by_id else cluster.topics
     out = []
     for r in reads:
         if r.partition is not None:
-            log = r.partition.log
+            log, topic = r.partition.log, r.partition.topic
             stable = log.last_stable_offset if isolation == READ_COMMITTED else -1
-            out.append(_Parked(r.want, r.partition, log.leader_epoch, log.size_bytes, r.size, stable))
+            out.append(_Parked(log, topic, topics, topic.topic_id if by_id else topic.name, r.want.fetch_offset,
+                               r.want.partition_max_bytes, log.leader_epoch, log.size_bytes, r.size, stable))
     return out
 
 
-def _worth_reading(ctx: RequestContext, parked: list[_Parked], by_id: bool, min_bytes: int) -> bool:
+def _worth_reading(parked: list[_Parked], min_bytes: int) -> bool:
     """Whether a parked fetch should read again: constant cost per partition, as Kafka's DelayedFetch
     .tryComplete (bytes appended since the last read, capped at partition_max_bytes, counted from the
     log's running size; no batch is read). Also true when a partition's state changed in a way that
@@ -291,13 +298,15 @@ def _worth_reading(ctx: RequestContext, parked: list[_Parked], by_id: bool, min_
     read_committed, when the last stable offset moved."""
     available = 0
     for p in parked:
-        log = p.partition.log
-        if (_lookup(ctx.cluster, p.want, by_id)[0] is not p.partition or log.leader_epoch != p.leader_epoch
-                or log.log_start_offset > p.want.fetch_offset):
+        log = p.log
+        if (p.topics.get(p.key) is not p.topic or log.leader_epoch != p.leader_epoch
+                or log.log_start_offset > p.fetch_offset):
             return True
         if p.stable_at_read >= 0 and log.last_stable_offset != p.stable_at_read:
             return True  # read_committed: a transaction ended, data already counted may now be readable
-        available += min(p.found + max(0, log.size_bytes - p.size_at_read), p.want.partition_max_bytes)
+        grown = log.size_bytes - p.size_at_read
+        could = p.found + grown if grown > 0 else p.found
+        available += could if could < p.partition_max_bytes else p.partition_max_bytes
     return available >= min_bytes
 
 
@@ -306,15 +315,15 @@ async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionP
                      session: FetchSession | None, reads: list[PartitionRead]) -> Msg:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + req.max_wait_ms / 1000.0
-    parked = _park_state(reads, isolation)
+    parked = _park_state(ctx.cluster, reads, by_id, isolation)
     wake_future: asyncio.Future[None] = loop.create_future()
 
     def wake() -> None:
         # Runs on every append to one of the partitions: cheap unless enough bytes may be there.
-        if not wake_future.done() and _worth_reading(ctx, parked, by_id, req.min_bytes):
+        if not wake_future.done() and _worth_reading(parked, req.min_bytes):
             wake_future.set_result(None)
 
-    logs = [p.partition.log for p in parked]
+    logs = [p.log for p in parked]
     for log in logs:
         log.add_append_listener(wake)
     try:
@@ -331,7 +340,7 @@ async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionP
                 return _build_response(v, reads, session_id, incremental, session)
             # Not enough yet (read_committed below an open transaction, or fewer bytes than counted):
             # count from this read on, so the next real read needs new bytes.
-            parked[:] = _park_state(reads, isolation)
+            parked[:] = _park_state(ctx.cluster, reads, by_id, isolation)
     finally:
         for log in logs:
             log.remove_append_listener(wake)

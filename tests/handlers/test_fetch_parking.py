@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
 from mockbroker.state.log import PartitionLog
 from tests.handlers.conftest import (
@@ -20,6 +21,7 @@ from tests.handlers.conftest import (
     make_batch,
     produce,
 )
+from tests.handlers.test_txn_protocol import add_partitions, data_values, end_txn, init_ok, produce_txn
 from tests.rawclient import RawClient
 
 PARKED = 20
@@ -89,3 +91,39 @@ def test_parked_fetch_answers_once_min_bytes_arrive(mockbroker: MockBroker, batc
         assert len(batches_of(p.records)) == sent
         # One read when parking (empty), one when the bytes were there: each batch read once.
         assert batches_read[0] == sent
+
+
+def park_long(broker: MockBroker, topic: str, min_bytes: int, isolation: int = 0) -> RawClient:
+    """A fetch parked for 10 minutes: only a wake-up answers it within the client's 60 s timeout."""
+    c = RawClient(broker.host, broker.port, timeout=60)
+    c.send(FETCH, 12, fetch_body([fetch_topic(topic, fetch_partition(0, 0))], max_wait_ms=600_000,
+                                 min_bytes=min_bytes, isolation_level=isolation))
+    return c
+
+
+def test_deleting_the_topic_wakes_a_parked_fetch(mockbroker: MockBroker) -> None:
+    mockbroker.create_topic("t")
+    log = mockbroker.cluster.topics["t"].partitions[0].log
+    with park_long(mockbroker, "t", 1024 * 1024) as fetcher:
+        wait_until(lambda: len(log._listeners) == 1, "the fetch to park")
+        mockbroker.delete_topic("t")
+        _, resp = fetcher.recv(FETCH, 12)
+        assert resp.responses[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_read_committed_parked_fetch_wakes_when_the_transaction_commits(mockbroker: MockBroker) -> None:
+    """The transaction's bytes arrive while it is open (counted, read, not readable: below min_bytes after
+    the last stable offset); its commit marker adds few bytes but moves the last stable offset."""
+    mockbroker.create_topic("t")
+    log = mockbroker.cluster.topics["t"].partitions[0].log
+    with RawClient(mockbroker.host, mockbroker.port) as producer:
+        pid, epoch = init_ok(producer)
+        assert add_partitions(producer, pid, epoch, ("t", 0)) == {("t", 0): 0}
+        with park_long(mockbroker, "t", 1000, isolation=1) as fetcher:
+            wait_until(lambda: len(log._listeners) == 1, "the fetch to park")
+            assert produce_txn(producer, "t", pid, epoch, 0, b"x" * 2000).error_code == 0
+            assert len(log._listeners) == 1  # still parked: nothing committed
+            assert end_txn(producer, pid, epoch, True).error_code == 0
+            _, resp = fetcher.recv(FETCH, 12)
+            [p] = resp.responses[0].partitions
+            assert p.error_code == 0 and data_values(p.records) == [b"x" * 2000]
