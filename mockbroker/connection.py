@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mockbroker import dispatch
 from mockbroker.context import RequestContext
+from mockbroker.idle_timeout import IdleTimeout
 from mockbroker.protocol import headers as hdr
 from mockbroker.protocol.errors import ProtocolError
 from mockbroker.protocol.framing import FrameDecoder
@@ -99,6 +100,7 @@ class Connection(asyncio.BufferedProtocol):
         self._closed = False
         self._out: collections.deque[bytes | bytearray | memoryview] = collections.deque()  # see _drain
         self.security: ConnectionSecurity | None = None  # SSL / SASL listeners (mockbroker/security)
+        self._idle: IdleTimeout | None = None  # connections.max.idle.ms (mockbroker/idle_timeout.py)
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -119,10 +121,14 @@ class Connection(asyncio.BufferedProtocol):
             if self.security.sasl is not None:  # Kafka's sasl.server.max.receive.size until authenticated
                 self.decoder.max_frame_size = min(self.decoder.max_frame_size, self.security.max_receive_before_auth)
         self.broker._connections.add(self)
+        self._idle = IdleTimeout(self.broker.scheduler, int(self.broker.cluster.config.get("connections.max.idle.ms")),
+                                 is_busy=lambda: self._busy, close=self._close)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self._out.clear()
+        if self._idle is not None:
+            self._idle.cancel()
         self.cancel_pending()
         self.broker._connections.discard(self)
         if self.ctx is not None:
@@ -133,6 +139,8 @@ class Connection(asyncio.BufferedProtocol):
         return self.decoder.get_buffer()
 
     def buffer_updated(self, nbytes: int) -> None:
+        if self._idle is not None:
+            self._idle.touch()
         self.decoder.buffer_updated(nbytes)
         self._process()
 
@@ -299,6 +307,8 @@ class Connection(asyncio.BufferedProtocol):
     def _send(self, header: hdr.RequestHeader, body: Any, version: int | None = None) -> None:
         if self._closed or self.transport is None:
             return
+        if self._idle is not None:
+            self._idle.touch()
         v = header.api_version if version is None else version
         w = Writer()
         w.int32(0)  # size, patched below

@@ -17,7 +17,7 @@ from mockbroker.state.cluster import validate_topic_name
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
-_LISTENER_RE = re.compile(r"^(?P<name>[A-Za-z0-9_]+)://(?P<host>\[[^\]]*\]|[^:/\[\]]*):(?P<port>[0-9]+)$")
+_LISTENER_RE = re.compile(r"(?P<name>[A-Za-z0-9_]+)://(?P<host>\[[^\]]*\]|[^:/\[\]]*):(?P<port>[0-9]+)")
 
 
 class ConfigError(ValueError):
@@ -48,7 +48,7 @@ def parse_listeners(setting: Setting, *, advertised: bool = False) -> list[tuple
         item = item.strip()
         if not item:
             continue
-        m = _LISTENER_RE.match(item)
+        m = _LISTENER_RE.fullmatch(item)
         if m is None:
             raise ConfigError(f"{setting.origin}: {item!r} is not NAME://HOST:PORT")
         name = m["name"].upper()

@@ -11,15 +11,19 @@ optionally topic/partition) is consumed for it. Actions:
 - delay(seconds): the answer is held back (the request is applied at once).
 
 Every request is also recorded (api key, version, client id, broker-clock time) in
-`MockBroker.requests`.
+`MockBroker.requests` (a RequestRecord): bounded in entries (the oldest fall out) and in what each entry
+holds (a client id is kept to its first MAX_RECORDED_CLIENT_ID characters, and equal ids share one
+string), so a client sending huge or ever-new client ids cannot grow the broker's memory without bound.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import uuid
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +35,7 @@ if TYPE_CHECKING:
     from mockbroker.context import RequestContext
 
 
-@dataclass
+@dataclass(slots=True)
 class ReceivedRequest:
     api_key: int
     api_version: int
@@ -41,6 +45,57 @@ class ReceivedRequest:
     connection_id: int
     principal: str = "User:ANONYMOUS"  # who sent it (Kafka's principal: User:alice, User:CN=...)
     listener: str = "PLAINTEXT"  # the name of the listener it came through
+
+
+# Client ids longer than this are recorded cut to it (Kafka allows 32,767 bytes; none of the clients'
+# defaults comes near 200 characters).
+MAX_RECORDED_CLIENT_ID = 200
+# The most requests the record keeps; older ones fall out first.
+MAX_RECORDED_REQUESTS = 100_000
+# How many distinct client ids are shared (interned); past it the table starts over.
+_MAX_INTERNED_CLIENT_IDS = 4096
+
+
+class RequestRecord:
+    """The requests a broker received, most recent last, bounded in count and in bytes per entry."""
+
+    def __init__(self, max_entries: int = MAX_RECORDED_REQUESTS) -> None:
+        self._entries: deque[ReceivedRequest] = deque(maxlen=max_entries)
+        self._client_ids: dict[str, str] = {}
+        self.total = 0  # every request ever added (older ones fall out of _entries, the count goes on)
+
+    def _client_id(self, client_id: str | None) -> str | None:
+        if client_id is None:
+            return None
+        client_id = client_id[:MAX_RECORDED_CLIENT_ID]
+        shared = self._client_ids.get(client_id)
+        if shared is None:
+            if len(self._client_ids) >= _MAX_INTERNED_CLIENT_IDS:
+                self._client_ids.clear()
+            shared = self._client_ids[client_id] = client_id
+        return shared
+
+    def add(self, api_key: int, api_version: int, client_id: str | None, correlation_id: int, time_ms: int,
+            connection_id: int, principal: str, listener: str) -> None:
+        self._entries.append(ReceivedRequest(api_key, api_version, self._client_id(client_id), correlation_id,
+                                             time_ms, connection_id, principal, listener))
+        self.total += 1
+
+    def since(self, total: int, at_most: int) -> list[ReceivedRequest]:
+        """The requests added after the record's count was `total` (the newest `at_most` of them, and only
+        those still kept)."""
+        new = min(self.total - total, len(self._entries), at_most)
+        return list(itertools.islice(self._entries, len(self._entries) - new, None)) if new > 0 else []
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._client_ids.clear()
+
+    def __iter__(self) -> Iterator[ReceivedRequest]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 TopicNames = Callable[[uuid.UUID], "str | None"]

@@ -31,7 +31,7 @@ from mockbroker.clock import Clock
 from mockbroker.connection import Connection
 from mockbroker.context import RequestContext
 from mockbroker.failures import NodeServers
-from mockbroker.faults import FaultRule, Faults, ReceivedRequest
+from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord
 from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
 from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
@@ -173,7 +173,7 @@ class MockBroker:
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
                                               txn_index=lambda: self.node.txn_coordinator.aborted)
         self.faults = Faults()
-        self.requests: list[ReceivedRequest] = []
+        self.requests = RequestRecord()
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
         self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options)
@@ -566,12 +566,8 @@ class MockBroker:
         self._call(self.faults.clear)
 
     def record_request(self, ctx: RequestContext, header: Any) -> None:
-        self.requests.append(
-            ReceivedRequest(header.api_key, header.api_version, header.client_id, header.correlation_id,
-                            self.clock.now_ms(), ctx.connection_id, principal_of(ctx), ctx.listener.name)
-        )
-        if len(self.requests) > 100_000:
-            del self.requests[:50_000]
+        self.requests.add(header.api_key, header.api_version, header.client_id, header.correlation_id,
+                          self.clock.now_ms(), ctx.connection_id, principal_of(ctx), ctx.listener.name)
 
     def received(self, api_key: int | None = None) -> list[ReceivedRequest]:
         """The requests received so far (optionally of one API key)."""

@@ -18,9 +18,16 @@
 - The base offset and partition leader epoch are stamped into the stored batch in place; topics with
   message.timestamp.type=LogAppendTime also get the broker time, answered as log_append_time_ms.
 - Produce does not create topics (Kafka creates them through Metadata only).
+- mockbroker.max.log.bytes (state/cluster.py make_room): past it the oldest segments of delete-policy
+  topics go first; when nothing can make room, KAFKA_STORAGE_ERROR.
+- A partition named several times in one request (in one topic entry or in several entries of the same
+  topic) is appended once, with its last copy, and answered once, as Kafka's KafkaApis does (it collects
+  the request's partitions into a map keyed by topic-partition).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import CloseConnection, handler
@@ -43,6 +50,18 @@ def _partition_response(index: int, code: int, message: str | None = None, base_
                log_start_offset=log_start_offset, record_errors=record_errors or [], error_message=message)
 
 
+def _unique_partitions(req: Msg, by_id: bool) -> list[tuple[Msg, list[Msg]]]:
+    """The request's topics with their partitions, each topic and partition once (the last copy of a
+    partition wins), in the order of their first appearance."""
+    topics: dict[Any, tuple[Msg, dict[int, Msg]]] = {}
+    for td in req.topic_data:
+        key = td.topic_id if by_id else td.name
+        _, parts = topics.setdefault(key, (td, {}))
+        for pd in td.partition_data:
+            parts[pd.index] = pd
+    return [(td, list(parts.values())) for td, parts in topics.values()]
+
+
 @handler(API_KEY, 0, 13)
 def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | CloseConnection | None:
     v = header.api_version
@@ -52,7 +71,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
     acks = req.acks
     responses = []
     hinted: set[int] = set()
-    for td in req.topic_data:
+    for td, partition_data in _unique_partitions(req, v >= 13):
         if v >= 13:
             topic = cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
             missing = ErrorCode.UNKNOWN_TOPIC_ID
@@ -60,7 +79,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
             topic = cluster.topic(td.name)
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         parts = []
-        for pd in td.partition_data:
+        for pd in partition_data:
             partition = topic.partition(pd.index) if topic is not None else None
             if partition is None:
                 parts.append(_partition_response(pd.index, missing if topic is None else
@@ -89,6 +108,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
                     parts.append(_partition_response(pd.index, exc.code))
                     continue
             try:
+                cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
                 result = node.appender.append_records(partition, pd.records, v, now, req.transactional_id)
             except BatchRejected as exc:
                 errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message)

@@ -7,8 +7,10 @@
   (Kafka may end a partition's data with a partial batch; clients ignore one, so leaving it out is
   equivalent).
 - Long poll: with less than min_bytes available and max_wait_ms > 0 the request parks on a future
-  that any append to one of its partitions wakes (no polling, no CPU while parked), then reads again;
-  at max_wait_ms it answers with what there is.
+  (no polling, no CPU while parked). Each append to one of its partitions runs a constant-cost check per
+  partition, as Kafka's DelayedFetch does: the bytes appended since the last read (the log's running
+  size), capped at partition_max_bytes; only when they reach min_bytes (or a partition's topic, leader
+  epoch or log start changed) does the fetch read again. At max_wait_ms it answers with what there is.
 - Errors per partition: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID (v13+, topics by id),
   NOT_LEADER_OR_FOLLOWER (a node that does not lead the partition, or none does), FENCED_LEADER_EPOCH /
   UNKNOWN_LEADER_EPOCH (current_leader_epoch, v9+); the first two carry the current leader's id and epoch
@@ -17,7 +19,8 @@
   answers high watermark, last stable offset and log start offset -1, as Kafka does.
 - Isolation (v4+): read_committed stops at the last stable offset and lists the aborted transactions
   of the range returned; read_uncommitted reads to the high watermark (aborted_transactions null).
-- Fetch sessions (v7+, KIP-227): see state/fetch_sessions.py; top-level FETCH_SESSION_ID_NOT_FOUND,
+- Fetch sessions (v7+, KIP-227): see state/fetch_sessions.py (eviction of idle and small sessions when
+  the cache is full, on the broker clock); top-level FETCH_SESSION_ID_NOT_FOUND,
   INVALID_FETCH_SESSION_EPOCH, and FETCH_SESSION_TOPIC_ID_ERROR for a session continued at a version on the
   other side of v13 (topic ids). An incremental fetch that leaves its session with no partitions closes
   it and is answered sessionless (session id 0).
@@ -43,8 +46,9 @@ from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.protocol.records.batch import RecordBatch
 from mockbroker.protocol.records.legacy import convert_from_v2
-from mockbroker.state.cluster import Cluster, Partition
+from mockbroker.state.cluster import Cluster, Partition, Topic
 from mockbroker.state.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition
+from mockbroker.state.log import PartitionLog
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -240,6 +244,7 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
             return _error_response(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
         session.update(requested, req.forgotten_topics_data, by_id)
         if session.partitions:
+            sessions.touch(session, ctx.node.clock.now_ms())
             session.next_epoch()
             wants = list(session.partitions.values())
             session_id = session.session_id
@@ -256,7 +261,7 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
             sessions.close(req.session_id)
         session_id = 0
         if v >= 7 and req.session_epoch == INITIAL_EPOCH:
-            session = sessions.open(by_id)
+            session = sessions.open(by_id, ctx.node.clock.now_ms(), len(requested))
             if session is not None:
                 session_id = session.session_id
                 session.update(requested, [], by_id)
@@ -266,25 +271,71 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
     has_error = any(r.error for r in reads)
     if req.max_wait_ms <= 0 or total >= req.min_bytes or has_error or not wants:
         return _build_response(ctx, v, reads, session_id, incremental, session)
-    return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session)
+    return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session, reads)
+
+
+@dataclass(slots=True)
+class _Parked:
+    """One partition of a parked fetch: what the last real read found, to count new bytes cheaply."""
+
+    log: PartitionLog
+    topic: Topic
+    topics: dict[Any, Topic]  # the cluster's topics by name (or by id, v13+): the topic still there?
+    key: Any  # the topic's name (or id)
+    fetch_offset: int
+    partition_max_bytes: int
+    leader_epoch: int
+    size_at_read: int  # the log's size_bytes when last read
+    found: int  # bytes that read returned for this partition
+    stable_at_read: int  # the last stable offset when last read (-1: read_uncommitted, not watched)
+
+
+def _park_state(cluster: Cluster, reads: list[PartitionRead], by_id: bool, isolation: int) -> list[_Parked]:
+    topics: dict[Any, Topic] = cluster.topics_by_id if by_id else cluster.topics
+    out = []
+    for r in reads:
+        if r.partition is not None:
+            log, topic = r.partition.log, r.partition.topic
+            stable = log.last_stable_offset if isolation == READ_COMMITTED else -1
+            out.append(_Parked(log, topic, topics, topic.topic_id if by_id else topic.name, r.want.fetch_offset,
+                               r.want.partition_max_bytes, log.leader_epoch, log.size_bytes, r.size, stable))
+    return out
+
+
+def _worth_reading(parked: list[_Parked], min_bytes: int) -> bool:
+    """Whether a parked fetch should read again: constant cost per partition, as Kafka's DelayedFetch
+    .tryComplete (bytes appended since the last read, capped at partition_max_bytes, counted from the
+    log's running size; no batch is read). Also true when a partition's state changed in a way that
+    makes the answer an error (topic gone, new leader epoch, log start moved past the fetch offset), or,
+    read_committed, when the last stable offset moved."""
+    available = 0
+    for p in parked:
+        log = p.log
+        if (p.topics.get(p.key) is not p.topic or log.leader_epoch != p.leader_epoch
+                or log.log_start_offset > p.fetch_offset):
+            return True
+        if p.stable_at_read >= 0 and log.last_stable_offset != p.stable_at_read:
+            return True  # read_committed: a transaction ended, data already counted may now be readable
+        grown = log.size_bytes - p.size_at_read
+        could = p.found + grown if grown > 0 else p.found
+        available += could if could < p.partition_max_bytes else p.partition_max_bytes
+    return available >= min_bytes
 
 
 async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionPartition], by_id: bool,
                      isolation: int, max_bytes: int, session_id: int, incremental: bool,
-                     session: FetchSession | None) -> Msg:
+                     session: FetchSession | None, reads: list[PartitionRead]) -> Msg:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + req.max_wait_ms / 1000.0
-    logs = []
-    for want in wants:
-        p, _ = _lookup(ctx.cluster, want, by_id)
-        if p is not None:
-            logs.append(p.log)
+    parked = _park_state(ctx.cluster, reads, by_id, isolation)
     wake_future: asyncio.Future[None] = loop.create_future()
 
     def wake() -> None:
-        if not wake_future.done():
+        # Runs on every append to one of the partitions: cheap unless enough bytes may be there.
+        if not wake_future.done() and _worth_reading(parked, req.min_bytes):
             wake_future.set_result(None)
 
+    logs = [p.log for p in parked]
     for log in logs:
         log.add_append_listener(wake)
     try:
@@ -299,6 +350,9 @@ async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionP
             reads, total = _collect(ctx, wants, by_id, isolation, max_bytes)
             if total >= req.min_bytes or any(r.error for r in reads):
                 return _build_response(ctx, v, reads, session_id, incremental, session)
+            # Not enough yet (read_committed below an open transaction, or fewer bytes than counted):
+            # count from this read on, so the next real read needs new bytes.
+            parked[:] = _park_state(ctx.cluster, reads, by_id, isolation)
     finally:
         for log in logs:
             log.remove_append_listener(wake)

@@ -22,7 +22,8 @@ from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
 API_KEY = 18
-_SOFTWARE = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
+# Matched whole (fullmatch): "$" alone would accept a trailing newline, which Kafka refuses.
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def unsupported_version_response() -> Msg:
@@ -38,7 +39,8 @@ def unsupported_version_response() -> Msg:
 @handler(API_KEY, 0, 4)
 def handle_api_versions(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     if header.api_version >= 3 and not (
-        _SOFTWARE.match(req.client_software_name or "") and _SOFTWARE.match(req.client_software_version or "")
+        _SOFTWARE.fullmatch(req.client_software_name or "")
+        and _SOFTWARE.fullmatch(req.client_software_version or "")
     ):
         return Msg(error_code=ErrorCode.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
     return Msg(

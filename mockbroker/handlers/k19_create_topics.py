@@ -11,6 +11,9 @@ As Kafka's controller answers it (ControllerApis.createTopics + ReplicationContr
   the broker's num.partitions / default.replication.factor.
 - A name given twice in one request: INVALID_REQUEST "Duplicate topic name." (one result for it, after
   the others, as Kafka lists them); __cluster_metadata: INVALID_REQUEST.
+- More than 10,000 partitions over the whole request (num_partitions, -1 counting num.partitions, or
+  the number of manual assignments; duplicates left out): every topic answers POLICY_VIOLATION
+  "Excessively large number of partitions per request." and nothing is created, checked first.
 - validate_only (v1+): every check, nothing created; the answer is the one a creation would get.
 - v5+: a success carries num_partitions, replication_factor and every topic config (name, value,
   read_only false, config_source, is_sensitive false, sorted by name), as Kafka returns them; v7 adds
@@ -83,6 +86,12 @@ def handle_create_topics(ctx: RequestContext, header: RequestHeader, req: Msg) -
     counts = Counter(t.name for t in req.topics)
     validate_only = bool(req.validate_only)
     results: list[Msg] = []
+    try:
+        cluster.check_partitions_per_request(sum(
+            cluster.new_partition_count(t.num_partitions, len(t.assignments))
+            for t in req.topics if counts[t.name] == 1 and t.name != METADATA_TOPIC))
+    except KafkaError as exc:
+        return Msg(throttle_time_ms=0, topics=[_error(t.name, exc.code, exc.message) for t in req.topics])
     for t in req.topics:
         if counts[t.name] > 1 or t.name == METADATA_TOPIC:
             continue

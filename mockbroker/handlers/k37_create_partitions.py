@@ -8,6 +8,9 @@ As Kafka's controller answers it (ControllerApis.createPartitions + ReplicationC
 - assignments: null lets the broker place the new partitions; else one broker id list per new
   partition, the first id being the leader.
 - A name given twice: INVALID_REQUEST "Duplicate topic name." (one result, listed first as Kafka does).
+- More than 10,000 new partitions in one request (counted over its topics in order): the topic that
+  crosses the bound gets POLICY_VIOLATION "Excessively large number of partitions per request." and
+  adds nothing (Kafka's controller bounds a request's records at 10,000 and fails that topic).
 - validate_only: every check, nothing created. timeout_ms is ignored (creation is immediate).
 """
 
@@ -31,13 +34,14 @@ def handle_create_partitions(ctx: RequestContext, header: RequestHeader, req: Ms
     counts = Counter(t.name for t in req.topics)
     results = [Msg(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
                for name in dict.fromkeys(t.name for t in req.topics) if counts[name] > 1]
+    added = 0
     for t in req.topics:
         if counts[t.name] > 1:
             continue
         assignments = None if t.assignments is None else [list(a.broker_ids) for a in t.assignments]
         try:
-            cluster.create_partitions(t.name, t.count, validate_only=bool(req.validate_only),
-                                      assignments=assignments)
+            added += cluster.create_partitions(t.name, t.count, validate_only=bool(req.validate_only),
+                                               assignments=assignments, added_before=added)
         except KafkaError as exc:
             results.append(Msg(name=t.name, error_code=exc.code, error_message=exc.message))
             continue

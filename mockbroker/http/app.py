@@ -43,12 +43,12 @@ log = logging.getLogger("mockbroker.control")
 
 MAX_BODY = 1 << 20
 STATIC_TYPES = {".html": "text/html", ".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
-STATIC_NAME = re.compile(r"^[a-z0-9_-]+\.(html|css|js|svg)$")
+STATIC_NAME = re.compile(r"[a-z0-9_-]+\.(html|css|js|svg)")
 CONSOLE_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 _NAME = r"(?P<name>[^/]+)"
 _ID = r"(?P<id>[^/]+)"
-_ROUTES = [(m, re.compile("^" + p.replace("{name}", _NAME).replace("{id}", _ID) + "$"), fn) for m, p, fn, _ in ROUTES]
+_ROUTES = [(m, re.compile(p.replace("{name}", _NAME).replace("{id}", _ID)), fn) for m, p, fn, _ in ROUTES]
 
 
 def json_response(status: int, payload: Any, headers: dict[str, str] | None = None,
@@ -174,7 +174,7 @@ class ControlServer:
         return await self._json(request, path)
 
     def _static(self, name: str) -> web.Response:
-        if not STATIC_NAME.match(name):
+        if not STATIC_NAME.fullmatch(name):
             return json_response(404, {"error": "not_found", "message": f"no console file {name!r}"})
         resource = importlib.resources.files("mockbroker.http") / "static" / name
         try:
@@ -233,7 +233,7 @@ def _route(method: str, path: str) -> tuple[Any, dict[str, str], list[str]]:
     allowed: list[str] = []
     lookup = "GET" if method == "HEAD" else method
     for m, pattern, fn in _ROUTES:
-        match = pattern.match(path)
+        match = pattern.fullmatch(path)
         if match is None:
             continue
         if m == lookup:

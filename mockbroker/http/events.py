@@ -47,7 +47,7 @@ class EventHub:
         self._offsets: dict[tuple[str, int], tuple[int, int]] = {}
         self._topics: list[str] = []
         self._groups = ""
-        self._requests_seen = len(broker.requests)
+        self._requests_seen = broker.requests.total
         self._clock = -1
         self._samples: collections.deque[tuple[float, dict[str, int]]] = collections.deque()
 
@@ -90,7 +90,7 @@ class EventHub:
             self._samples.popleft()
         if not self.subscribers:
             self._offsets, self._topics = offsets, sorted(totals)
-            self._requests_seen = len(self.broker.requests)
+            self._requests_seen = self.broker.requests.total
             return
         for tp, (hw, start) in offsets.items():
             if self._offsets.get(tp) != (hw, start):
@@ -120,10 +120,8 @@ class EventHub:
         from mockbroker.protocol.messages import api_name
 
         requests = self.broker.requests
-        if len(requests) < self._requests_seen:  # the record was trimmed or cleared
-            self._requests_seen = max(0, len(requests) - MAX_REQUESTS_PER_EVENT)
-        new = requests[self._requests_seen:][-MAX_REQUESTS_PER_EVENT:]
-        self._requests_seen = len(requests)
+        new = requests.since(self._requests_seen, MAX_REQUESTS_PER_EVENT)
+        self._requests_seen = requests.total
         if not new:
             return
         out = []

@@ -17,9 +17,17 @@ from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, apply_incremental
 from mockbroker.state.log import PartitionLog
 from mockbroker.state.placement import Stripe, place
+from mockbroker.state.retention import delete_segments, has_delete_policy
 
 MAX_TOPIC_NAME_LENGTH = 249
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
+# Kafka's controller bounds the records of one request (QuorumController.MAX_RECORDS_PER_USER_OP) and
+# refuses a CreateTopics that would create more partitions than that (ReplicationControlManager
+# .validateTotalNumberOfPartitions): POLICY_VIOLATION for every topic of the request.
+MAX_PARTITIONS_PER_REQUEST = 10_000
+EXCESSIVE_PARTITIONS_MESSAGE = "Excessively large number of partitions per request."
+# The broker-wide bound on the record bytes held (all partitions' logs); -1: none. See make_room.
+MAX_LOG_BYTES = "mockbroker.max.log.bytes"
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
@@ -34,7 +42,7 @@ def validate_topic_name(name: str) -> None:
             ErrorCode.INVALID_TOPIC_EXCEPTION,
             f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters",
         )
-    if not _LEGAL_TOPIC.match(name):
+    if not _LEGAL_TOPIC.fullmatch(name):
         raise KafkaError(
             ErrorCode.INVALID_TOPIC_EXCEPTION,
             f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, "
@@ -137,6 +145,23 @@ class Cluster:
         return pid
 
     # -- topics ----------------------------------------------------------------------------------
+    def new_partition_count(self, partitions: int, assignment_count: int = 0) -> int:
+        """How many partitions a CreatableTopic asks for, as Kafka's controller counts them against the
+        per-request bound: its manual assignments if any, else num_partitions (-1: num.partitions; an
+        invalid count adds nothing, it fails on its own)."""
+        if assignment_count:
+            return assignment_count
+        if partitions == -1:
+            return int(self.config.get("num.partitions"))
+        return max(partitions, 0)
+
+    @staticmethod
+    def check_partitions_per_request(total: int) -> None:
+        """POLICY_VIOLATION when one request would create more than MAX_PARTITIONS_PER_REQUEST partitions.
+        Checked before anything is allocated, so a huge count costs nothing."""
+        if total > MAX_PARTITIONS_PER_REQUEST:
+            raise KafkaError(ErrorCode.POLICY_VIOLATION, EXCESSIVE_PARTITIONS_MESSAGE)
+
     def topic(self, name: str) -> Topic | None:
         return self.topics.get(name)
 
@@ -160,7 +185,9 @@ class Cluster:
         Checks in the order of Kafka's controller, with its messages: the name, existence, the configs,
         then either the manual assignments ((partition index, broker ids) pairs; partitions and
         replication_factor must then be -1) or the partition count and replication factor (-1: the
-        broker's num.partitions / default.replication.factor)."""
+        broker's num.partitions / default.replication.factor). More than MAX_PARTITIONS_PER_REQUEST
+        partitions: POLICY_VIOLATION before any other check, as Kafka's controller orders them."""
+        self.check_partitions_per_request(self.new_partition_count(partitions, len(assignments or ())))
         validate_topic_name(name)
         if name in self.topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
@@ -279,10 +306,14 @@ class Cluster:
         self._add_assigned_partitions(topic, lists)
 
     def create_partitions(
-        self, name: str, total: int, *, validate_only: bool = False, assignments: list[list[int]] | None = None
-    ) -> None:
+        self, name: str, total: int, *, validate_only: bool = False, assignments: list[list[int]] | None = None,
+        added_before: int = 0,
+    ) -> int:
         """Grow a topic to `total` partitions, as Kafka's controller does (its errors and messages);
-        `assignments`: the replica list of each new partition (None: placed by the broker)."""
+        `assignments`: the replica list of each new partition (None: placed by the broker). More than
+        MAX_PARTITIONS_PER_REQUEST new partitions in one request (`added_before`: those the request's
+        earlier topics added): POLICY_VIOLATION (see check_partitions_per_request). Returns how many
+        partitions it adds (or would add, validate_only)."""
         topic = self.topics.get(name)
         if topic is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
@@ -295,6 +326,7 @@ class Cluster:
                 f"The topic {name} currently has {current} partition(s); {total} would not be an increase.",
             )
         additional = total - current
+        self.check_partitions_per_request(added_before + additional)
         if assignments is not None:
             if len(assignments) != additional:
                 raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
@@ -307,11 +339,49 @@ class Cluster:
         elif topic.partitions:
             self._check_replication_factor(len(topic.partitions[0].replicas))
         if validate_only:
-            return
+            return additional
         if assignments is not None:
             self._add_assigned_partitions(topic, assignments)
         else:
             self._add_partitions(topic, additional)
+        return additional
+
+    # -- the broker-wide bound on record bytes (mockbroker.max.log.bytes) -------------------------
+    def log_bytes_held(self) -> int:
+        """The record bytes every partition's log holds now."""
+        return sum(p.log.size_bytes for t in self.topics.values() for p in t.partitions)
+
+    def make_room(self, incoming: int, now_ms: int) -> None:
+        """Room for `incoming` more record bytes under mockbroker.max.log.bytes (when set, >= 0).
+
+        Past the bound, retention deletes whole segments, the oldest first (by the broker time of their
+        first append) across every topic whose cleanup.policy includes delete, until the new bytes fit.
+        When that cannot free enough (compacted topics only, or a batch bigger than the bound),
+        KAFKA_STORAGE_ERROR, what Kafka answers when its log directory cannot take a write (retriable:
+        producers retry, and may get through once retention or DeleteRecords freed room). Costs a pass
+        over the partitions per call, only when the bound is set."""
+        limit = int(self.config.get(MAX_LOG_BYTES))
+        if limit < 0:
+            return
+        held = self.log_bytes_held()
+        if held + incoming <= limit:
+            return
+        logs = [p.log for t in self.topics.values() if has_delete_policy(t.config) for p in t.partitions]
+        while held + incoming > limit:
+            oldest: PartitionLog | None = None
+            for log in logs:
+                if log.size_bytes and (oldest is None or _first_append_ms(log) < _first_append_ms(oldest)):
+                    oldest = log
+            if oldest is None:
+                break
+            before = oldest.size_bytes
+            delete_segments(oldest, 1, now_ms)
+            if oldest.size_bytes >= before:  # nothing could go (cannot happen: guards an endless loop)
+                logs.remove(oldest)
+            held -= before - oldest.size_bytes
+        if held + incoming > limit:
+            raise KafkaError(ErrorCode.KAFKA_STORAGE_ERROR,
+                             f"{MAX_LOG_BYTES} ({limit}) reached: {held} bytes held, {incoming} more refused")
 
     # -- topic configs (AlterConfigs / IncrementalAlterConfigs) ----------------------------------
     def _config_target(self, name: str) -> Topic | None:
@@ -383,6 +453,12 @@ class Cluster:
         if not self.config.get("auto.create.topics.enable"):
             return None
         return self.create_topic(name)
+
+
+def _first_append_ms(log: PartitionLog) -> int:
+    """When the log's oldest segment got its first batch (broker clock)."""
+    first = log.segments.segments[0]
+    return first.created_ms if first.created_ms >= 0 else first.last_modified_ms
 
 
 def _new_log(topic: Topic, index: int) -> PartitionLog:

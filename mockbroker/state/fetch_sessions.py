@@ -8,6 +8,16 @@ Session id and epoch in a FetchRequest (v7+):
   epoch -> INVALID_FETCH_SESSION_EPOCH. The request's partitions are added or updated, the forgotten
   ones removed; the response holds only the partitions with something new (records, a changed high
   watermark / last stable offset / log start offset, or an error).
+
+The cache holds max.incremental.fetch.session.cache.slots sessions and evicts as Kafka's
+FetchSessionCache.tryEvict does, on the broker clock, when a new session needs a slot:
+1. the least recently used session, if idle for more than EVICTION_MS (Kafka's
+   MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS, 2 minutes);
+2. else the smallest session (fewest partitions, then lowest id) among those older than EVICTION_MS when
+   last used, if the new session has more partitions than it;
+3. else no session: the fetch is answered sessionless (session id 0).
+Sessions are all unprivileged (consumers; there are no follower fetches here). Kafka 3.6+ splits its
+cache in shards; this is one shard holding every slot.
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from mockbroker.errors import ErrorCode, KafkaError
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
+EVICTION_MS = 120_000
 
 PartitionKey = tuple[str, uuid.UUID, int]  # (topic name, topic id, partition)
 
@@ -63,7 +74,12 @@ class FetchSession:
     epoch: int  # the epoch the next incremental request must carry
     partitions: dict[PartitionKey, SessionPartition] = field(default_factory=dict)
     uses_topic_ids: bool = False
-
+    created_ms: int = 0
+    last_used_ms: int = 0
+    # Set when last used (Kafka's evictableByAll): older than EVICTION_MS then, so a bigger session
+    # may take its slot; with the size it had then.
+    evictable: bool = False
+    cached_size: int = 0
 
     def update(self, requested: list[SessionPartition], forgotten: list[Any], by_id: bool) -> None:
         """As Kafka's FetchSession.update: the request's partitions are added or updated, then the
@@ -90,17 +106,47 @@ class FetchSession:
 
 
 class FetchSessionCache:
-    def __init__(self, max_slots: int = 1000) -> None:
+    def __init__(self, max_slots: int = 1000, eviction_ms: int = EVICTION_MS) -> None:
         self.max_slots = max_slots
+        self.eviction_ms = eviction_ms
+        # Least recently used first: touch() moves a session to the end.
         self.sessions: dict[int, FetchSession] = {}
         self._ids = itertools.count(1)
 
-    def open(self, uses_topic_ids: bool) -> FetchSession | None:
-        if len(self.sessions) >= self.max_slots:
+    def open(self, uses_topic_ids: bool, now_ms: int = 0, size: int = 0) -> FetchSession | None:
+        """A new session of `size` partitions, evicting one if the cache is full and Kafka's rules allow
+        (see the module's header); None when no slot can be had."""
+        if len(self.sessions) >= self.max_slots and not self._try_evict(size, now_ms):
             return None
-        session = FetchSession(next(self._ids) & 0x7FFFFFFF or next(self._ids), 1, uses_topic_ids=uses_topic_ids)
-        self.sessions[session.session_id] = session
+        session_id = next(self._ids) & 0x7FFFFFFF or next(self._ids)
+        session = FetchSession(session_id, 1, uses_topic_ids=uses_topic_ids, created_ms=now_ms)
+        self.sessions[session_id] = session
+        self.touch(session, now_ms, size)
         return session
+
+    def _try_evict(self, size: int, now_ms: int) -> bool:
+        if not self.sessions:
+            return False
+        oldest = next(iter(self.sessions.values()))
+        if now_ms - oldest.last_used_ms > self.eviction_ms:
+            del self.sessions[oldest.session_id]
+            return True
+        candidates = [s for s in self.sessions.values() if s.evictable]
+        if not candidates:
+            return False
+        smallest = min(candidates, key=lambda s: (s.cached_size, s.session_id))
+        # Kafka compares (privileged, size, id) with the new key's id 0: it must be strictly bigger.
+        if size <= smallest.cached_size:
+            return False
+        del self.sessions[smallest.session_id]
+        return True
+
+    def touch(self, session: FetchSession, now_ms: int, size: int | None = None) -> None:
+        """Mark a session used now (an incremental fetch), as Kafka's FetchSessionCache.touch."""
+        self.sessions[session.session_id] = self.sessions.pop(session.session_id)
+        session.last_used_ms = now_ms
+        session.cached_size = len(session.partitions) if size is None else size
+        session.evictable = now_ms - session.created_ms > self.eviction_ms
 
     def close(self, session_id: int) -> None:
         self.sessions.pop(session_id, None)

@@ -385,3 +385,10 @@ def test_a_bug_answers_500_json_without_a_traceback(api: Api, monkeypatch: pytes
     assert (status, body) == (500, {"error": "internal", "message": "RuntimeError: clock broke"})
     monkeypatch.undo()
     assert api.get("/health")["status"] == "ok"
+
+
+def test_post_topics_with_too_many_partitions_is_refused_at_once(api: Api) -> None:
+    status, body, _ = api.request("POST", "/topics", {"name": "huge", "partitions": 2**31 - 1})
+    assert (status, body["error"]) == (400, "policy_violation")
+    assert body["message"] == "Excessively large number of partitions per request."
+    assert api.get("/topics")["topics"] == []

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from mockbroker.clock import Clock
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.messages import Msg
 from mockbroker.server import MockBroker
@@ -206,3 +207,50 @@ def test_sessionless_fetch_answers_session_id_0(mockbroker: MockBroker, client: 
     mockbroker.create_topic("sessionless")
     resp = client.request(FETCH, 12, fetch_body([fetch_topic("sessionless", fetch_partition(0, 0))]))
     assert (resp.error_code, resp.session_id) == (ErrorCode.NONE, 0)
+
+
+# -- eviction (Kafka's FetchSessionCache.tryEvict, on the broker clock) ------------------------------
+
+
+@pytest.mark.mockbroker(config={"max.incremental.fetch.session.cache.slots": 2}, clock=Clock(frozen=True))
+def test_abandoned_sessions_are_evicted_once_idle_for_two_minutes(mockbroker: MockBroker,
+                                                                  client: RawClient) -> None:
+    mockbroker.create_topic("s", 2)
+    abandoned = [Session(client, mockbroker, "s") for _ in range(2)]
+    for s in abandoned:
+        assert s.open({0: 0}).session_id > 0
+    late = Session(client, mockbroker, "s")
+    assert late.request({0: 0}, epoch=0).session_id == 0  # full, nothing idle long enough
+    mockbroker.clock.advance(120.001)
+    assert late.open({0: 0}).session_id > 0  # the least recently used one made room
+    gone = abandoned[0].request({}, epoch=1)
+    assert gone.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    assert abandoned[1].next().error_code == ErrorCode.NONE  # still there
+
+
+@pytest.mark.mockbroker(config={"max.incremental.fetch.session.cache.slots": 1}, clock=Clock(frozen=True))
+def test_a_bigger_session_evicts_a_used_but_old_smaller_one(mockbroker: MockBroker, client: RawClient) -> None:
+    mockbroker.create_topic("s", 3)
+    small = Session(client, mockbroker, "s")
+    small.open({0: 0})
+    mockbroker.clock.advance(100)
+    small.next()
+    mockbroker.clock.advance(21)  # created 121 s ago, used 21 s ago: not stale
+    small.next()  # used now, older than 2 minutes: evictable by a bigger session
+    same_size = Session(client, mockbroker, "s")
+    assert same_size.request({0: 0}, epoch=0).session_id == 0
+    bigger = Session(client, mockbroker, "s")
+    assert bigger.open({0: 0, 1: 0}).session_id > 0
+    assert small.request({}, epoch=small.epoch).error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+
+
+@pytest.mark.mockbroker(config={"max.incremental.fetch.session.cache.slots": 1}, clock=Clock(frozen=True))
+def test_a_young_session_is_not_evicted_by_a_bigger_one(mockbroker: MockBroker, client: RawClient) -> None:
+    mockbroker.create_topic("s", 3)
+    small = Session(client, mockbroker, "s")
+    small.open({0: 0})
+    mockbroker.clock.advance(60)
+    small.next()
+    bigger = Session(client, mockbroker, "s")
+    assert bigger.request({0: 0, 1: 0, 2: 0}, epoch=0).session_id == 0
+    assert small.next().error_code == ErrorCode.NONE

@@ -274,12 +274,14 @@ def test_static_member_restart_keeps_generation_and_assignment(mockbroker: MockB
 
 def test_member_without_heartbeats_is_removed_when_the_broker_clock_passes_its_session(
         mockbroker_factory: Callable[..., MockBroker]) -> None:
-    broker = mockbroker_factory(clock=Clock(frozen=True), config={"group.initial.rebalance.delay.ms": 0})
+    # A non-zero initial rebalance delay keeps the group in PreparingRebalance until the frozen clock is
+    # advanced (with 0 ms it could complete before the test looks: a stable state to wait for).
+    broker = mockbroker_factory(clock=Clock(frozen=True), config={"group.initial.rebalance.delay.ms": 100})
     with RawClient(broker.host, broker.port) as c:
         first = join(c, 5, "g", session=6000)
         c.send(JOIN, 5, join_body("g", first.member_id, session=6000))
         wait_for_state(broker, "g", "PreparingRebalance")
-        broker.clock.advance(0)  # the initial rebalance delay (0 ms) is due on the frozen clock
+        broker.clock.advance(0.1)  # the initial rebalance delay is due on the frozen clock
         _, r = c.recv(JOIN, 5)
         sync(c, 5, "g", r.member_id, 1, {})
         broker.clock.advance(5.9)

@@ -199,6 +199,8 @@ def test_offsets_of_an_empty_group_expire_on_the_broker_clock(
         broker.clock.advance(6 * 60)  # past the retention; the 10-minute check (Kafka's default) has run
         assert broker.committed("g") == {}
         assert broker.groups() == []
+    # A new connection: the first one was idle for connections.max.idle.ms (10 minutes) and is closed.
+    with RawClient(broker.host, broker.port) as c:
         assert fetch(c, 8, "g", [0]).groups[0].topics[0].partitions[0].committed_offset == -1
 
 

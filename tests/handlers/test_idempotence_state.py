@@ -83,7 +83,9 @@ def test_producer_state_expires_after_producer_id_expiration_ms_on_the_broker_cl
         ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
     mockbroker.clock.advance(86400 + 600)  # producer.id.expiration.ms (1 day) + the check interval
     assert mockbroker.producers("expiry") == []
-    assert produce(client, "expiry", idempotent_batch(PID, 0, 5, b"after")).error_code == ErrorCode.NONE
+    # A new connection: the first one was idle for connections.max.idle.ms (10 minutes) and is closed.
+    with RawClient(mockbroker.host, mockbroker.port) as again:
+        assert produce(again, "expiry", idempotent_batch(PID, 0, 5, b"after")).error_code == ErrorCode.NONE
 
 
 def test_describe_producers_reports_each_active_producer(mockbroker: MockBroker, client: RawClient) -> None:
