@@ -76,7 +76,7 @@ class RequestRecord:
         return shared
 
     def add(self, api_key: int, api_version: int, client_id: str | None, correlation_id: int, time_ms: int,
-            connection_id: int, principal: str, listener: str) -> None:
+            connection_id: int, principal: str = "User:ANONYMOUS", listener: str = "PLAINTEXT") -> None:
         self._entries.append(ReceivedRequest(api_key, api_version, self._client_id(client_id), correlation_id,
                                              time_ms, connection_id, principal, listener))
         self.total += 1
