@@ -93,32 +93,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def split_security(args: argparse.Namespace) -> dict[str, str]:
-    """{listener name: protocol} of the --listener flags that use TLS or SASL (empty when none does).
+def security_protocol_map(args: argparse.Namespace) -> None:
+    """--security-protocol-map NAME:PROTOCOL,... is Kafka's listener.security.protocol.map setting (checked
+    here, so a mistake names the flag)."""
+    if args.security_protocol_map:
+        from mockbroker.security.protocols import parse_protocol_map
 
-    The environment's settings (mockbroker/envconfig.py) serve PLAINTEXT listeners; secured ones are
-    given to it as PLAINTEXT and get their protocol back in security_kwargs.
-    """
-    from mockbroker.security.protocols import PROTOCOLS, parse_protocol_map
-
-    given = args.security_protocol_map
-    rest = []
-    for item in args.config:
-        if item.partition("=")[0].strip() == "listener.security.protocol.map":
-            given = item.partition("=")[2]
-        else:
-            rest.append(item)
-    mapping = parse_protocol_map(given) if given else {}
-    protocols: dict[str, str] = {}
-    for spec in args.listener:
-        name = spec.partition("://")[0].strip().upper()
-        protocol = mapping.get(name) or (name if name in PROTOCOLS and not given else None)
-        if protocol is not None:
-            protocols[name] = protocol
-    if all(p == "PLAINTEXT" for p in protocols.values()) and not given:
-        return {}
-    args.config = rest + ["listener.security.protocol.map=" + ",".join(f"{n}:PLAINTEXT" for n in protocols)]
-    return protocols
+        try:
+            parse_protocol_map(args.security_protocol_map)
+        except ValueError as exc:
+            raise ValueError(f"--security-protocol-map: {exc}") from None
+        args.config.append(f"listener.security.protocol.map={args.security_protocol_map}")
 
 
 def security_kwargs(args: argparse.Namespace) -> dict[str, object]:
@@ -180,15 +165,18 @@ def _fail(message: str, code: int) -> int:
 
 
 async def serve(settings: BrokerSettings, security: dict[str, object] | None = None,
-                protocols: dict[str, str] | None = None, ca_out: str | None = None) -> int:
+                ca_out: str | None = None) -> int:
     from mockbroker.errors import KafkaError
     from mockbroker.server import MockBroker
 
     kwargs = settings.broker_kwargs()
-    for listener in kwargs["listeners"]:
-        listener.security_protocol = (protocols or {}).get(listener.name, listener.security_protocol)
+    security = dict(security or {})
+    users = {**kwargs.pop("users", {}), **security.pop("users", {})}  # type: ignore[dict-item]
+    if users:
+        security["users"] = users
+    ca_out = ca_out or settings.ssl_ca_out
     try:
-        broker = MockBroker(**kwargs, **(security or {}))  # type: ignore[arg-type]
+        broker = MockBroker(**kwargs, **security)  # type: ignore[arg-type]
         tls = broker.security.tls
     except KafkaError as exc:
         return _fail(f"bad setting: {exc.message or exc}", 2)
@@ -248,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = argv[1:]
     args = build_parser().parse_args(argv)
     try:
-        protocols = split_security(args)
+        security_protocol_map(args)
         security = security_kwargs(args)
     except ValueError as exc:
         return _fail(str(exc), 2)
@@ -266,6 +254,6 @@ def main(argv: list[str] | None = None) -> int:
     for text in describe(settings):
         log.info("%s", text)
     try:
-        return asyncio.run(serve(settings, security, protocols, args.ssl_ca_out))
+        return asyncio.run(serve(settings, security, args.ssl_ca_out))
     except KeyboardInterrupt:
         return 0

@@ -58,6 +58,7 @@ from mockbroker.envparsers import (
     advertised_listeners,
     bound_listeners,
     integer,
+    items,
     log_level,
     mockbroker_topics,
     names,
@@ -181,6 +182,8 @@ class BrokerSettings:
     unknown: dict[str, str] = field(default_factory=dict)  # setting -> origin: not modelled here
     ignored: dict[str, str] = field(default_factory=dict)  # setting -> origin: known, no effect here
     warnings: list[str] = field(default_factory=list)  # other things worth one WARNING line each
+    users: dict[str, str] = field(default_factory=dict)  # SASL users (KAFKA_CLIENT_USERS / _PASSWORDS)
+    ssl_ca_out: str | None = None  # where to write the CA certificate clients should trust
 
     def broker_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for MockBroker(...) (brokers only when more than one)."""
@@ -189,7 +192,7 @@ class BrokerSettings:
             "cluster_id": self.cluster_id,
             "config": dict(self.config),
             "listeners": [spec.to_listener(self.node_id) for spec in self.listeners],
-        }
+        } | ({"users": dict(self.users)} if self.users else {})
 
     def unknown_line(self) -> str | None:
         """The one WARNING line listing the settings mockbroker does not know (None if there are none)."""
@@ -260,6 +263,11 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("MOCKBROKER_HTTP_PORT",           None,                                      "mockbroker.http.port",   integer("the HTTP port", 0, 65535), True),
     EnvVar("MOCKBROKER_LOG_LEVEL",           None,                                      "mockbroker.log.level",   log_level, True),
     EnvVar("MOCKBROKER_BROKERS",             None,                                      "mockbroker.brokers",     integer("the broker count", 1, 64), True),
+    # -- security: users (bitnami's lists), where the throwaway CA goes (sasl.enabled.mechanisms, ssl.client.auth,
+    #    ssl.keystore.* / ssl.truststore.* / ssl.key.password come through the spelling rule below)
+    EnvVar("KAFKA_CLIENT_USERS",             None,                                      "mockbroker.client.users", items, True),
+    EnvVar("KAFKA_CLIENT_PASSWORDS",         None,                                      "mockbroker.client.passwords", text, True),
+    EnvVar("MOCKBROKER_SSL_CA_OUT",          None,                                      "mockbroker.ssl.ca.out",  text, True),
     # Every other KAFKA_<NAME> / KAFKA_CFG_<NAME>: the broker setting <name> (env_to_setting), checked by
     # its own parser in state/configs.py when mockbroker models it.
 )
@@ -468,9 +476,6 @@ def _listeners(props: Props, flags: Flags, out: BrokerSettings) -> None:
         if name in controller_names:
             out.unbound_listeners.append(spec)
             continue
-        if proto != "PLAINTEXT":
-            raise ConfigError(f"listener {name} uses {proto}: mockbroker serves PLAINTEXT only "
-                              "(TLS and SASL are not supported)")
         out.listeners.append(spec)
     if not out.listeners:
         raise ConfigError("no listener to serve: every listener is a controller listener "
@@ -544,7 +549,20 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.http_host = props.value("mockbroker.http.host") or props.value("mockbroker.host") or DEFAULT_HOST
     out.log_level = props.value("mockbroker.log.level", "WARNING")
     out.brokers = props.value("mockbroker.brokers", 1)
+    out.users = _users(props)
+    out.ssl_ca_out = props.value("mockbroker.ssl.ca.out")
     return out
+
+
+def _users(props: Props) -> dict[str, str]:
+    """KAFKA_CLIENT_USERS=alice,bob with KAFKA_CLIENT_PASSWORDS=secret1,secret2 (bitnami's spelling)."""
+    names_ = props.value("mockbroker.client.users") or []
+    passwords_setting = props.setting("mockbroker.client.passwords")
+    passwords = [p.strip() for p in props.value("mockbroker.client.passwords", "").split(",")] if passwords_setting else []
+    if len(passwords) != len(names_):
+        raise ConfigError(f"KAFKA_CLIENT_USERS names {len(names_)} user(s) but KAFKA_CLIENT_PASSWORDS gives "
+                          f"{len(passwords)} password(s): give one password per user, in the same order")
+    return dict(zip(names_, passwords, strict=True))
 
 
 def describe(settings: BrokerSettings) -> Iterable[str]:

@@ -150,6 +150,11 @@ def names(setting: Setting) -> list[str]:
     return [n.strip().upper() for n in setting.value.split(",") if n.strip()]
 
 
+def items(setting: Setting) -> list[str]:
+    """a,b,... -> the items as written (user names: case kept)."""
+    return [n.strip() for n in setting.value.split(",") if n.strip()]
+
+
 def roles(setting: Setting) -> list[str]:
     """process.roles: broker and/or controller; a node without broker would serve no clients."""
     found = [r.strip().lower() for r in setting.value.split(",") if r.strip()]

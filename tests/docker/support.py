@@ -142,7 +142,7 @@ def listening_addresses(line: str) -> list[tuple[str, str]]:
     rest = line.removeprefix("mockbroker listening on ")
     out = []
     for part in rest.split(", "):
-        m = re.match(r"^(\S+)(?: \(advertised as (\S+)\))?$", part)
+        m = re.match(r"^(\S+)(?: \(advertised as (\S+)\))?(?: \[[A-Z_]+\])?$", part)
         assert m is not None, line
         out.append((m[1], m[2] or m[1]))
     return out

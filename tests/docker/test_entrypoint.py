@@ -256,7 +256,9 @@ def one_line(text: str) -> str:
     ({"KAFKA_NUM_PARTITIONS": "3", "KAFKA_CFG_NUM_PARTITIONS": "4"}, (), "KAFKA_CFG_NUM_PARTITIONS"),
     ({"KAFKA_LISTENERS": "PLAINTEXT://127.0.0.1:0", "KAFKA_ADVERTISED_LISTENERS": "EXTERNAL://localhost:9092"},
      (), "EXTERNAL"),
-    ({"KAFKA_LISTENERS": "SASL_SSL://127.0.0.1:0"}, (), "PLAINTEXT only"),
+    ({"KAFKA_LISTENERS": "SASL_SSL://127.0.0.1:0", "KAFKA_CLIENT_USERS": "a,b", "KAFKA_CLIENT_PASSWORDS": "x"}, (),
+     "one password per user"),
+    ({"KAFKA_LISTENERS": "SASL_SSL://127.0.0.1:0", "KAFKA_SASL_ENABLED_MECHANISMS": "GSSAPI"}, (), "not served"),
     ({"MOCKBROKER_TOPICS": "bad name"}, (), "illegal"),
     ({}, ("--config", "novalue"), "KEY=VALUE"),
     ({}, ("--port", "0", "--listener", "PLAINTEXT://127.0.0.1:0"), "not both"),
@@ -332,3 +334,30 @@ def test_the_control_endpoint_of_the_command_drives_the_broker() -> None:
 def test_entrypoint_is_the_console_script_when_installed() -> None:
     argv = entrypoint_argv()
     assert argv[-1].endswith("mockbroker")
+
+
+@pytest.mark.interop
+def test_a_sasl_ssl_listener_from_the_kafka_environment_serves_scram_next_to_plaintext(tmp_path: Any) -> None:
+    ca = tmp_path / "ca.pem"
+    env = {"KAFKA_LISTENERS": "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+           "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL",
+           "KAFKA_CLIENT_USERS": "alice", "KAFKA_CLIENT_PASSWORDS": "s3cret",
+           "KAFKA_SASL_ENABLED_MECHANISMS": "PLAIN,SCRAM-SHA-512", "MOCKBROKER_SSL_CA_OUT": str(ca)}
+    with entrypoint(env) as ep:
+        line = ep.lines[0]
+        assert "[SASL_SSL]" in line
+        [(plain, _), (secured, _)] = listening_addresses(line)
+        assert ca.read_bytes().startswith(b"-----BEGIN CERTIFICATE-----")
+        conf = {"bootstrap.servers": secured, "security.protocol": "SASL_SSL", "ssl.ca.location": str(ca),
+                "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice", "sasl.password": "s3cret"}
+        producer = Producer(conf)
+        producer.produce("secured-topic", b"over SASL_SSL")
+        assert producer.flush(30) == 0
+        assert confluent_consume(plain, "secured-topic", 1) == [b"over SASL_SSL"]
+        failures: list[Any] = []
+        wrong = Producer({**conf, "sasl.password": "wrong", "error_cb": failures.append})
+        wrong.produce("secured-topic", b"never")
+        deadline = time.monotonic() + 30
+        while not any("Authentication" in str(e) or "SASL" in str(e) for e in failures) and time.monotonic() < deadline:
+            wrong.poll(0.2)
+        assert any("Authentication" in str(e) or "SASL" in str(e) for e in failures), failures

@@ -236,16 +236,33 @@ def test_listener_without_a_security_protocol_is_an_error() -> None:
     assert "EXTERNAL" in msg and "no security protocol" in msg
 
 
-def test_only_plaintext_is_served_but_a_controller_listener_may_use_anything() -> None:
-    msg = error_of({"KAFKA_LISTENERS": "PLAINTEXT://:9092,SECURE://:9093",
-                    "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL"})
-    assert "SECURE uses SASL_SSL" in msg and "PLAINTEXT only" in msg
-    assert "SSL" in error_of({"KAFKA_LISTENERS": "SSL://:9093"})
+def test_secured_listeners_keep_their_protocol_and_a_controller_listener_may_use_anything() -> None:
+    s = build_settings({"KAFKA_LISTENERS": "PLAINTEXT://:9092,SECURE://:9093,SSL://:9094",
+                        "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL,SSL:SSL"})
+    assert [(spec.name, spec.security_protocol) for spec in s.listeners] == [
+        ("PLAINTEXT", "PLAINTEXT"), ("SECURE", "SASL_SSL"), ("SSL", "SSL")]
+    assert [lst.security_protocol for lst in s.broker_kwargs()["listeners"]] == ["PLAINTEXT", "SASL_SSL", "SSL"]
+    assert build_settings({"KAFKA_LISTENERS": "SASL_PLAINTEXT://:9093"}).listeners[0].security_protocol == \
+        "SASL_PLAINTEXT"  # a listener named after a protocol uses it
     s = build_settings({"KAFKA_LISTENERS": "PLAINTEXT://:9092,CONTROLLER://:9093",
                         "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
                         "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_SSL"})
     assert [spec.name for spec in s.listeners] == ["PLAINTEXT"]
     assert s.unbound_listeners[0].security_protocol == "SASL_SSL"
+
+
+def test_bitnami_users_sasl_mechanisms_and_tls_settings_reach_the_broker() -> None:
+    s = build_settings({"KAFKA_CFG_LISTENERS": "SASL_SSL://:9093", "KAFKA_CLIENT_USERS": "alice,bob",
+                        "KAFKA_CLIENT_PASSWORDS": "a-secret,b-secret", "KAFKA_CFG_SASL_ENABLED_MECHANISMS": "SCRAM-SHA-512",
+                        "KAFKA_SSL_CLIENT_AUTH": "requested", "KAFKA_SSL_KEYSTORE_TYPE": "PEM",
+                        "MOCKBROKER_SSL_CA_OUT": "/certs/ca.pem"})
+    kwargs = s.broker_kwargs()
+    assert kwargs["users"] == {"alice": "a-secret", "bob": "b-secret"}
+    assert kwargs["config"]["sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert kwargs["config"]["ssl.client.auth"] == "requested" and kwargs["config"]["ssl.keystore.type"] == "PEM"
+    assert s.ssl_ca_out == "/certs/ca.pem"
+    msg = error_of({"KAFKA_CLIENT_USERS": "alice,bob", "KAFKA_CLIENT_PASSWORDS": "only-one"})
+    assert "one password per user" in msg
 
 
 def test_controller_listener_without_a_map_entry_is_plaintext_as_in_kafka() -> None:

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource
 
-from tests.docker.support import DOCKER, REPO, free_port
+from tests.docker.support import DOCKER, REPO, free_port, listening_addresses
 from tests.docker.test_entrypoint import METADATA, confluent_consume, confluent_produce, metadata_brokers
 from tests.rawclient import RawClient
 
@@ -69,10 +69,13 @@ def wait_for(what: str, predicate: Any, timeout: float = WAIT) -> Any:
 
 
 @contextmanager
-def container(env: dict[str, str], *args: str, health_interval: str | None = "1s") -> Iterator[str]:
+def container(env: dict[str, str], *args: str, health_interval: str | None = "1s",
+              volumes: tuple[str, ...] = ()) -> Iterator[str]:
     """A detached container of the image on the host's network; removed at the end. health_interval
-    None keeps the image's own HEALTHCHECK timing."""
+    None keeps the image's own HEALTHCHECK timing; volumes are HOST:CONTAINER bind mounts."""
     options = ["--network", "host", "--name", f"mockbroker-test-{uuid.uuid4().hex[:10]}"]
+    for volume in volumes:
+        options += ["--volume", volume]
     if health_interval is not None:
         options += ["--health-interval", health_interval, "--health-start-period", "0s"]
     for key, value in env.items():
@@ -293,3 +296,59 @@ def test_the_compose_stack_comes_up_and_its_client_containers_produce_and_consum
         assert health(broker) == "healthy"
     finally:
         run("down", "--volumes", "--timeout", "10", check=False)
+
+
+# -- clusters and security from the environment (issue #15, item 5) --------------------------------------
+
+
+def test_mockbroker_brokers_3_serves_a_cluster_of_three_nodes_from_one_container() -> None:
+    http = free_port()
+    env = {"MOCKBROKER_HOST": "127.0.0.1", "MOCKBROKER_PORT": "0", "MOCKBROKER_BROKERS": "3",
+           "MOCKBROKER_HTTP_HOST": "127.0.0.1", "MOCKBROKER_HTTP_PORT": str(http),
+           "KAFKA_DEFAULT_REPLICATION_FACTOR": "3", "KAFKA_MIN_INSYNC_REPLICAS": "2"}
+    with container(env) as cid:
+        line = wait_for("listening", lambda: next((x for x in logs(cid).splitlines()
+                                                   if x.startswith("mockbroker listening on")), None))
+        addresses = [bound for bound, _ in listening_addresses(line)]
+        assert len(addresses) == 3
+        brokers = metadata_brokers(addresses[0])
+        assert [(node, f"{host}:{port}") for node, host, port in brokers] == list(zip((1, 2, 3), addresses, strict=True))
+        assert confluent_produce(",".join(addresses), "replicated", [b"before"]) == [(0, 0)]
+        [partition] = http_json(f"http://127.0.0.1:{http}/topics/replicated")["partitions"]
+        assert sorted(partition["replicas"]) == [1, 2, 3] and sorted(partition["isr"]) == [1, 2, 3]
+        stopped = http_json(f"http://127.0.0.1:{http}/nodes/{partition['leader']}/stop", {})
+        assert sum(not n["alive"] for n in stopped["nodes"]) == 1
+        assert confluent_produce(",".join(addresses), "replicated", [b"after"]) == [(0, 1)]  # a new leader
+        assert confluent_consume(",".join(addresses), "replicated", 2) == [b"before", b"after"]
+        assert "Traceback" not in logs(cid)
+
+
+def test_a_sasl_ssl_listener_from_the_kafka_environment_next_to_plaintext(tmp_path: Path) -> None:
+    from confluent_kafka import Producer
+
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    certs.chmod(0o777)  # the image's user (uid 10001) writes the CA here
+    plain, secured = free_port(), free_port()
+    env = {"KAFKA_LISTENERS": f"PLAINTEXT://127.0.0.1:{plain},SASL_SSL://127.0.0.1:{secured}",
+           "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL",
+           "KAFKA_CLIENT_USERS": "alice", "KAFKA_CLIENT_PASSWORDS": "s3cret",
+           "KAFKA_SASL_ENABLED_MECHANISMS": "SCRAM-SHA-512", "MOCKBROKER_SSL_CA_OUT": "/certs/ca.pem",
+           "MOCKBROKER_HTTP_PORT": ""}
+    with container(env, volumes=(f"{certs}:/certs",)) as cid:
+        ca = certs / "ca.pem"
+        wait_for("the CA written", lambda: ca.is_file() and ca.stat().st_size > 0)
+        wait_for("listening", lambda: answers(f"127.0.0.1:{plain}"))
+        conf = {"bootstrap.servers": f"127.0.0.1:{secured}", "security.protocol": "SASL_SSL",
+                "ssl.ca.location": str(ca), "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "alice",
+                "sasl.password": "s3cret"}
+        producer = Producer(conf)
+        producer.produce("vault", b"over SASL_SSL")
+        assert producer.flush(30) == 0
+        assert confluent_consume(f"127.0.0.1:{plain}", "vault", 1) == [b"over SASL_SSL"]
+        failures: list[Any] = []
+        wrong = Producer({**conf, "sasl.password": "wrong", "error_cb": failures.append})
+        wrong.produce("vault", b"never")
+        wait_for("the authentication error", lambda: wrong.poll(0.2) is not None and any(
+            "Authentication" in str(e) for e in failures))
+        assert "Traceback" not in logs(cid)
