@@ -37,8 +37,8 @@ from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.scheduler import Scheduler
-from mockbroker.security import BrokerSecurity, principal_of, resolve_protocols
-from mockbroker.security.protocols import parse_protocol_map
+from mockbroker.security import principal_of
+from mockbroker.security.settings import security_from_settings
 from mockbroker.state import leadership
 from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
@@ -150,7 +150,7 @@ class MockBroker:
         if listeners is None:
             protocol = (security or "PLAINTEXT").upper()
             listeners = [Listener(protocol, node_id, host, port, advertised_host, advertised_port, protocol)]
-        self.security = self._security_settings(listeners, settings, sasl_mechanisms, tls, oauth)
+        self.security = security_from_settings(listeners, settings, sasl_mechanisms, tls, oauth)
         self.security.now_ms = self.clock.now_ms
         for name, password in (users or {}).items():
             self.security.credentials.add_user(name, password, self.security.mechanisms)
@@ -182,22 +182,6 @@ class MockBroker:
         self._thread: threading.Thread | None = None
         self._stopping = False
         dispatch.load_handlers()
-
-    @staticmethod
-    def _security_settings(listeners: list[Listener], settings: dict[str, Any], mechanisms: list[str] | None,
-                           tls: TlsConfig | None, oauth: OAuthConfig | None) -> BrokerSecurity:
-        """Listener protocols, SASL mechanisms and TLS from the arguments and Kafka's setting names."""
-        protocol_map = settings.get("listener.security.protocol.map")
-        resolve_protocols(listeners, parse_protocol_map(str(protocol_map)) if protocol_map else None)
-        if mechanisms is None and settings.get("sasl.enabled.mechanisms"):
-            mechanisms = [m.strip() for m in str(settings["sasl.enabled.mechanisms"]).split(",") if m.strip()]
-        if tls is None and any(key.startswith("ssl.") for key in settings):
-            tls = _tls_from_settings(settings)
-        delay = int(settings.get("connections.failed.authentication.delay.ms", 100))
-        security = BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls, failed_authentication_delay_ms=delay,
-                                  oauth=oauth)
-        security.max_receive_before_auth = int(settings.get("sasl.server.max.receive.size", 524288))
-        return security
 
     def _server_options(self, listener: Listener) -> dict[str, Any]:
         """create_server's TLS options for a listener (none for PLAINTEXT and SASL_PLAINTEXT)."""
@@ -579,29 +563,6 @@ class MockBroker:
         """Every transactional id the coordinator knows: state, producer id and epoch, timeout, start time,
         the partitions of the open transaction and the offsets it holds for groups."""
         return self._call(lambda: transactions(self.txn_coordinator))
-
-
-def _tls_from_settings(settings: dict[str, Any]) -> TlsConfig:
-    """TLS key material and client auth in Kafka's setting names: ssl.keystore.location (type PKCS12, or PEM:
-    a file with the certificate chain and the key), ssl.keystore.password, ssl.key.password,
-    ssl.truststore.location (PKCS12 or PEM CAs for client certificates), ssl.truststore.password,
-    ssl.client.auth (none, requested, required)."""
-    from mockbroker.security.tls import TlsConfig
-
-    def get(key: str) -> str | None:
-        value = settings.get(key)
-        return None if value is None or str(value) == "" else str(value)
-
-    keystore, truststore = get("ssl.keystore.location"), get("ssl.truststore.location")
-    pem_keystore = (get("ssl.keystore.type") or "PKCS12").upper() == "PEM"
-    pem_truststore = (get("ssl.truststore.type") or "PKCS12").upper() == "PEM"
-    return TlsConfig(
-        certfile=keystore if pem_keystore else None, keyfile=keystore if pem_keystore else None,
-        key_password=get("ssl.key.password"),
-        keystore=None if pem_keystore else keystore, keystore_password=get("ssl.keystore.password"),
-        cafile=truststore if pem_truststore else None, truststore=None if pem_truststore else truststore,
-        truststore_password=get("ssl.truststore.password"),
-        client_auth=(get("ssl.client.auth") or "none").lower())
 
 
 def _shifted(listener: Listener, node_id: int, offset: int) -> Listener:
