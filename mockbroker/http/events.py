@@ -23,7 +23,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.http.request import jsonable
+from mockbroker.http.request import jsonable, with_api_name
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -117,22 +117,12 @@ class EventHub:
         return [jsonable(g) for g in self.broker.group_coordinator.summaries()]
 
     def _publish_requests(self) -> None:
-        from mockbroker.protocol.messages import api_name
-
         requests = self.broker.requests
         new = requests.since(self._requests_seen, MAX_REQUESTS_PER_EVENT)
         self._requests_seen = requests.total
         if not new:
             return
-        out = []
-        for r in new:
-            item = jsonable(r)
-            try:
-                item["api_name"] = api_name(r.api_key)
-            except Exception:
-                item["api_name"] = None
-            out.append(item)
-        self.publish("requests", {"requests": out})
+        self.publish("requests", {"requests": [with_api_name(r) for r in new]})
 
     def rates(self) -> dict[str, float]:
         """Records per second of each topic over the sampling window."""

@@ -27,6 +27,7 @@ from mockbroker.http.request import (
     int_field,
     jsonable,
     reject_unknown_fields,
+    with_api_name,
 )
 from mockbroker.inspection import batch_info
 from mockbroker.protocol.errors import ErrorCode
@@ -253,13 +254,7 @@ class JsonApi:
 
     @staticmethod
     def _rule_json(rule: Any) -> dict[str, Any]:
-        from mockbroker.protocol.messages import api_name
-
-        out = jsonable(rule)
-        try:
-            out["api_name"] = api_name(rule.api_key)
-        except Exception:
-            out["api_name"] = None
+        out = with_api_name(rule)
         if rule.action == "error":
             try:
                 out["error"] = ErrorCode(rule.error_code).name
@@ -271,22 +266,12 @@ class JsonApi:
         return {"faults": [self._rule_json(r) for r in self.broker.faults.rules]}
 
     def requests(self, req: Request) -> Any:
-        from mockbroker.protocol.messages import api_name
-
         api_key = req.int_arg("api_key", lo=0)
         limit = req.int_arg("limit", 1000, lo=0, hi=100_000)
         assert limit is not None
         got = self.broker.received(api_key)
         got = got[len(got) - limit:] if limit else []
-        out = []
-        for r in got:
-            item = jsonable(r)
-            try:
-                item["api_name"] = api_name(r.api_key)
-            except Exception:
-                item["api_name"] = None
-            out.append(item)
-        return {"requests": out}
+        return {"requests": [with_api_name(r) for r in got]}
 
     def api_names(self, req: Request) -> Any:
         """API keys and error codes by name (for the console's forms)."""

@@ -160,3 +160,16 @@ def jsonable(value: Any, depth: int = 0) -> Any:
         return {k: jsonable(v, depth + 1) for k, v in vars(value).items()
                 if not k.startswith("_") and not callable(v)}
     return repr(value)
+
+
+def with_api_name(value: Any) -> dict[str, Any]:
+    """Something with an `api_key` (a received request, a fault rule) as JSON, with the API's name (None
+    for a key we do not know)."""
+    from mockbroker.protocol.messages import api_name
+
+    item: dict[str, Any] = jsonable(value)
+    try:
+        item["api_name"] = api_name(value.api_key)
+    except Exception:
+        item["api_name"] = None
+    return item

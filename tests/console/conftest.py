@@ -9,6 +9,7 @@ error or an uncaught exception fails the test.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
@@ -53,15 +54,22 @@ class Console:
         return f"http://127.0.0.1:{self.control.port}"
 
 
-@pytest.fixture
-def console() -> Iterator[Console]:
-    with MockBroker(port=0).run_in_thread() as broker:
+@contextlib.contextmanager
+def served_console(**broker_kwargs: Any) -> Iterator[Console]:
+    """A broker in its own thread (MockBroker(**broker_kwargs)) with the HTTP endpoint on a free port."""
+    with MockBroker(port=0, **broker_kwargs).run_in_thread() as broker:
         assert broker._loop is not None
         control = asyncio.run_coroutine_threadsafe(ControlServer(broker).start("127.0.0.1", 0), broker._loop).result(30)
         try:
             yield Console(broker, control)
         finally:
             asyncio.run_coroutine_threadsafe(control.stop(), broker._loop).result(30)
+
+
+@pytest.fixture
+def console() -> Iterator[Console]:
+    with served_console() as c:
+        yield c
 
 
 @pytest.fixture(scope="module")

@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 
 import pytest
 
-from mockbroker.control_http import ControlServer
-from mockbroker.server import MockBroker
+from tests.console.conftest import served_console
 from tests.docker.test_control_http import Api
 
 
 @pytest.fixture
 def api() -> Iterator[Api]:
-    with MockBroker(brokers=3).run_in_thread() as broker:
-        assert broker._loop is not None
-        control = asyncio.run_coroutine_threadsafe(ControlServer(broker).start("127.0.0.1", 0),
-                                                   broker._loop).result(10)
-        try:
-            yield Api(broker, control)
-        finally:
-            asyncio.run_coroutine_threadsafe(control.stop(), broker._loop).result(10)
+    with served_console(brokers=3) as c:
+        yield Api(c.broker, c.control)
 
 
 def test_nodes_stop_start_leader_moves_and_isr_over_http(api: Api) -> None:

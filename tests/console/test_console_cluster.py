@@ -3,27 +3,19 @@ leader, and a bad request's clear message."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from mockbroker.control_http import ControlServer
-from mockbroker.server import MockBroker
-from tests.console.conftest import WAIT_MS, Console
+from tests.console.conftest import WAIT_MS, Console, served_console
 from tests.console.test_console_browser import goto
 
 
 @pytest.fixture
 def cluster_console() -> Iterator[Console]:
-    with MockBroker(brokers=3).run_in_thread() as broker:
-        assert broker._loop is not None
-        control = asyncio.run_coroutine_threadsafe(ControlServer(broker).start("127.0.0.1", 0), broker._loop).result(30)
-        try:
-            yield Console(broker, control)
-        finally:
-            asyncio.run_coroutine_threadsafe(control.stop(), broker._loop).result(30)
+    with served_console(brokers=3) as c:
+        yield c
 
 
 @pytest.mark.expect_4xx
