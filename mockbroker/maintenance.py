@@ -16,6 +16,7 @@ Callbacks run on the broker's loop (mockbroker.scheduler); this module holds no 
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,9 @@ class LogMaintenance:
         self.cluster = cluster
         self.clock = clock
         self.scheduler = scheduler
+        # Logs a cleaning pass failed on (a batch it cannot decode): skipped by later passes, as Kafka's
+        # LogCleanerManager.markPartitionUncleanable, so the failure is logged once, not every pass.
+        self.uncleanable: weakref.WeakSet[PartitionLog] = weakref.WeakSet()
         self.txn_index = txn_index
         self._timers: list[Timer] = []
 
@@ -112,7 +116,7 @@ class LogMaintenance:
         now = self.clock.now_ms()
         candidates = []
         for t, p in self._partitions():
-            if t.config.compacted:
+            if t.config.compacted and p.log not in self.uncleanable:
                 target = log_to_clean(p.log, t.config, now)
                 if target.should_clean:
                     candidates.append(target)
@@ -121,8 +125,10 @@ class LogMaintenance:
         for c in candidates:
             try:
                 stats = clean(c.log, c.config, now, c.first_dirty_offset, c.first_uncleanable_offset)
-            except Exception:  # a log the cleaner cannot read is left as it is (Kafka marks it uncleanable)
-                log.exception("cleaning %s-%d failed", c.log.topic, c.log.partition)
+            except Exception:  # a log the cleaner cannot read is left as it is, and marked uncleanable
+                log.exception("cleaning %s-%d failed: the partition is marked uncleanable", c.log.topic,
+                              c.log.partition)
+                self.uncleanable.add(c.log)
                 continue
             self._prune_aborted_index(c.log, stats)
             out.append(stats)

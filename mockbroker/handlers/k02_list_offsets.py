@@ -22,7 +22,7 @@ from collections import Counter
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
-from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.errors import DecodeError, ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.cluster import Partition
@@ -101,7 +101,11 @@ def handle_list_offsets(ctx: RequestContext, header: RequestHeader, req: Msg) ->
             if not ctx.node.leads(p):
                 out.error_code = ErrorCode.NOT_LEADER_OR_FOLLOWER
                 continue
-            offset, ts, epoch = _answer(p, rp.timestamp, isolation)
+            try:
+                offset, ts, epoch = _answer(p, rp.timestamp, isolation)
+            except DecodeError:  # a stored batch whose records do not decode: Kafka's CorruptRecordException
+                out.error_code = ErrorCode.CORRUPT_MESSAGE
+                continue
             out.offset, out.timestamp, out.leader_epoch = offset, ts, epoch
             if v == 0:
                 out.old_style_offsets = [offset] if offset >= 0 else []

@@ -186,3 +186,19 @@ def test_read_committed_latest_is_the_last_stable_offset(mockbroker: MockBroker,
     produce(client, "lso", make_batch(b"a", b"b"))
     p = list_offsets(client, "lso", LATEST, isolation_level=1)
     assert (p.error_code, p.offset) == (ErrorCode.NONE, 2)
+
+
+@pytest.mark.parametrize(("version", "timestamp"), [(1, 0), (7, 0), (7, MAX_TIMESTAMP)])
+def test_a_stored_batch_whose_records_do_not_decode_answers_corrupt_message(
+        mockbroker: MockBroker, client: RawClient, version: int, timestamp: int) -> None:
+    """A batch declaring one record but holding two (right CRC) is stored (records are checked only where
+    a rule needs them, the README's gaps); looking in it by timestamp answers CORRUPT_MESSAGE, as Kafka's
+    CorruptRecordException, and the connection keeps serving."""
+    from tests.protocol.test_records_batch import ONE_RECORD, raw_batch
+
+    mockbroker.create_topic("garbled")
+    answer = produce(client, "garbled", raw_batch(ONE_RECORD * 2, 1))
+    assert answer.error_code == ErrorCode.NONE
+    p = list_offsets(client, "garbled", timestamp, version=version)
+    assert p.error_code == ErrorCode.CORRUPT_MESSAGE
+    assert list_offsets(client, "garbled", LATEST, version=version).error_code == ErrorCode.NONE  # still open
