@@ -30,7 +30,7 @@ from mockbroker.http.request import (
     with_api_name,
 )
 from mockbroker.inspection import batch_info
-from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.errors import DecodeError, ErrorCode
 from mockbroker.state.leadership import offline_replicas
 
 if TYPE_CHECKING:
@@ -142,10 +142,14 @@ class JsonApi:
         order = req.choice_arg("order", ("oldest", "newest"))
         limit = req.int_arg("limit", DEFAULT_LIMIT, lo=0, hi=MAX_LIMIT)
         assert limit is not None
-        out, next_offsets = read_records(
-            t.name, parts, order=order, offset=req.int_arg("offset", lo=0), limit=limit,
-            key=req.arg("key"), from_ms=req.int_arg("from_ms"), to_ms=req.int_arg("to_ms"),
-            cursor=_cursor(req.arg("cursor")))
+        try:
+            out, next_offsets = read_records(
+                t.name, parts, order=order, offset=req.int_arg("offset", lo=0), limit=limit,
+                key=req.arg("key"), from_ms=req.int_arg("from_ms"), to_ms=req.int_arg("to_ms"),
+                cursor=_cursor(req.arg("cursor")))
+        except DecodeError as exc:  # a stored batch whose records do not decode (no traceback, no 500)
+            raise HttpError(422, "corrupt_batch", f"a stored batch of {t.name} does not decode: {exc}; "
+                            "its raw bytes are under /topics/{name}/batches?raw=true") from None
         return {"topic": t.name, "records": [record_json(r) for r in out],
                 "next_offsets": {str(p): o for p, o in next_offsets.items()}}
 

@@ -166,3 +166,18 @@ def test_events_stream_records_and_requests(api: Api) -> None:  # noqa: F811
         assert seen["records"] == {"topic": "e", "partition": 0, "high_watermark": 1, "log_start_offset": 0}
     finally:
         conn.close()
+
+
+def test_records_of_a_batch_that_does_not_decode_answer_a_clear_error(api: Api) -> None:  # noqa: F811
+    from tests.handlers.conftest import produce as raw_produce
+    from tests.protocol.test_records_batch import ONE_RECORD, raw_batch
+    from tests.rawclient import RawClient
+
+    api.broker.create_topic("garbled")
+    with RawClient(api.broker.host, api.broker.port) as c:
+        assert raw_produce(c, "garbled", raw_batch(ONE_RECORD * 2, 1)).error_code == 0  # one declared, two held
+    for order in ("oldest", "newest"):
+        status, body, _ = api.request("GET", f"/topics/garbled/records?order={order}")
+        assert status == 422 and body["error"] == "corrupt_batch" and "does not decode" in body["message"]
+    [batch] = api.get("/topics/garbled/batches?raw=true")["batches"]
+    assert batch["record_count"] == 1  # the raw bytes stay available
