@@ -38,6 +38,7 @@ from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.state.leadership import check_min_insync
+from mockbroker.state.log import PartitionLog
 from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
 
 API_KEY = 0
@@ -62,6 +63,21 @@ def _unique_partitions(req: Msg, by_id: bool) -> list[tuple[Msg, list[Msg]]]:
     return [(td, list(parts.values())) for td, parts in topics.values()]
 
 
+def _release_frame(req: Msg, appended: list[tuple[PartitionLog, int]]) -> None:
+    """Stored batches are views of the request's frame (no copy). When what this request stored is less
+    than half of its frame (the rest: batches the broker refused, other partitions' errors), copy the
+    stored batches out, so a small accepted batch does not keep a large frame alive."""
+    frame = next((pd.records.obj for td in req.topic_data for pd in td.partition_data if pd.records is not None),
+                 None)
+    if frame is None or not appended:
+        return
+    stored = [b for log, end_before in appended for b in log.batches[log.index_of(end_before):]
+              if b.base_offset >= end_before and b.data.obj is frame]
+    if sum(b.size for b in stored) * 2 < len(frame):
+        for b in stored:
+            b.data = memoryview(bytearray(b.data))
+
+
 @handler(API_KEY, 0, 13)
 def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | CloseConnection | None:
     v = header.api_version
@@ -71,6 +87,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
     acks = req.acks
     responses = []
     hinted: set[int] = set()
+    appended: list[tuple[PartitionLog, int]] = []  # the logs appended to, with their end offset before
     for td, partition_data in _unique_partitions(req, v >= 13):
         if v >= 13:
             topic = cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
@@ -109,6 +126,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
                     continue
             try:
                 cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
+                appended.append((partition.log, partition.log.log_end_offset))
                 result = node.appender.append_records(partition, pd.records, v, now, req.transactional_id)
             except BatchRejected as exc:
                 errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message)
@@ -126,6 +144,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
             parts.append(_partition_response(pd.index, ErrorCode.NONE, None, result.base_offset,
                                              result.log_append_time_ms, result.log_start_offset))
         responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=parts))
+    _release_frame(req, appended)
     if acks == 0:
         # No response; but a failed partition closes the connection so the client notices (KafkaApis).
         failed = [p for t in responses for p in t.partition_responses if p.error_code != ErrorCode.NONE]

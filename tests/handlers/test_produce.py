@@ -440,3 +440,30 @@ def test_create_time_topic_answers_log_append_time_minus_one(mockbroker: MockBro
     p = produce(client, "ct", make_batch(b"a", timestamps=[1234]))
     assert p.log_append_time_ms == -1
     assert mockbroker.batches("ct")[0].timestamp_type == 0
+
+
+def _two_partitions(client: RawClient, first: bytes, second: bytes) -> list[int]:
+    resp = client.request(PRODUCE, 9, {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
+        {"name": "kept", "partition_data": [{"index": 0, "records": first}, {"index": 1, "records": second}]}]})
+    return [p.error_code for p in resp.responses[0].partition_responses]
+
+
+def test_a_small_accepted_batch_does_not_keep_its_large_request_frame_alive(mockbroker: MockBroker,
+                                                                            client: RawClient) -> None:
+    """100 bytes accepted next to 2 MiB refused (over max.message.bytes) in one request: the log keeps a
+    copy of the 100 bytes, not a view holding the whole 2 MiB frame (issue #20, defect 4)."""
+    mockbroker.create_topic("kept", partitions=2)
+    small, huge = make_batch(b"v"), make_batch(b"x" * (2 * 1024 * 1024))
+    assert _two_partitions(client, small, huge) == [ErrorCode.NONE, ErrorCode.MESSAGE_TOO_LARGE]
+    [stored] = mockbroker._call(lambda: list(mockbroker.cluster.partition("kept", 0).log.batches))
+    assert len(stored.data.obj) == stored.size == len(small)  # its own bytes only
+    assert [r.value for r in mockbroker.records("kept", 0)] == [b"v"]
+
+
+def test_batches_that_are_most_of_their_frame_stay_views_of_it(mockbroker: MockBroker, client: RawClient) -> None:
+    mockbroker.create_topic("kept", partitions=2)
+    assert _two_partitions(client, make_batch(b"a" * 5000), make_batch(b"b" * 5000)) == [0, 0]
+    first, second = (mockbroker._call(lambda p=p: mockbroker.cluster.partition("kept", p).log.batches[0])
+                     for p in (0, 1))
+    assert first.data.obj is second.data.obj  # both views of the one request frame: nothing copied
+    assert len(first.data.obj) > first.size + second.size
