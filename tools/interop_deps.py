@@ -137,7 +137,7 @@ def java_classes_dir(cache: Path | None = None) -> Path:
     return (cache or cache_dir()) / "java" / f"classes-{_java_key()[:16]}"
 
 
-KEEP_JAVA_BUILDS = 4  # older builds of other sources are removed after a compile
+KEEP_JAVA_BUILDS = 16  # older builds of other sources are removed after a compile (several worktrees may share one cache)
 
 
 def java_jars(cache: Path | None = None) -> list[Path]:
