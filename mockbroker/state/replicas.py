@@ -46,8 +46,6 @@ def refresh_high_watermark(partition: Partition) -> None:
     log = partition.log
     behind = [partition.replica_ends[n] for n in partition.isr if n in partition.replica_ends]
     replicated = min(behind) if behind else None
-    if replicated is not None and replicated >= log.log_end_offset:
-        replicated = None
     if replicated != log.replicated_end:
         log.replicated_end = replicated
         log.notify()
