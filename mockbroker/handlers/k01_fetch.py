@@ -354,6 +354,7 @@ class _Parked:
     size_at_read: int  # the log's size_bytes when last read
     found: int  # bytes that read returned for this partition
     stable_at_read: int  # the last stable offset when last read (-1: read_uncommitted, not watched)
+    replicated_at_read: int | None  # where a lagging in-sync follower held the high watermark (state/replicas.py)
 
 
 def _park_state(cluster: Cluster, reads: list[PartitionRead], by_id: bool, isolation: int) -> list[_Parked]:
@@ -364,7 +365,8 @@ def _park_state(cluster: Cluster, reads: list[PartitionRead], by_id: bool, isola
             log, topic = r.partition.log, r.partition.topic
             stable = log.last_stable_offset if isolation == READ_COMMITTED else -1
             out.append(_Parked(log, topic, topics, topic.topic_id if by_id else topic.name, r.want.fetch_offset,
-                               r.want.partition_max_bytes, log.leader_epoch, log.size_bytes, r.size, stable))
+                               r.want.partition_max_bytes, log.leader_epoch, log.size_bytes, r.size, stable,
+                               log.replicated_end))
     return out
 
 
@@ -382,6 +384,8 @@ def _worth_reading(parked: list[_Parked], min_bytes: int) -> bool:
             return True
         if p.stable_at_read >= 0 and log.last_stable_offset != p.stable_at_read:
             return True  # read_committed: a transaction ended, data already counted may now be readable
+        if log.replicated_end != p.replicated_at_read:
+            return True  # the high watermark was held by a lagging follower and moved: data may be readable
         grown = log.size_bytes - p.size_at_read
         could = p.found + grown if grown > 0 else p.found
         available += could if could < p.partition_max_bytes else p.partition_max_bytes

@@ -244,3 +244,15 @@ def test_without_a_replica_selector_there_is_no_preferred_replica(cluster: MockB
     cluster.create_topic("t", assignments=[[1, 2, 3]])
     with connect_to(cluster, 1) as c:
         assert rack_fetch(c, "t", "b").preferred_read_replica == -1
+
+
+def test_a_parked_fetch_wakes_when_a_stalled_follower_stops_holding_the_high_watermark(cluster: MockBroker) -> None:
+    cluster.create_topic("s", assignments=[[1, 2]])
+    cluster.stall_node(2)
+    with connect_to(cluster, 1) as producer, connect_to(cluster, 1) as reader:
+        assert produce(producer, "s", make_batch(b"x"), acks=1).error_code == ErrorCode.NONE
+        # A long poll (60 s) parked below the held high watermark.
+        reader.send(FETCH, 12, fetch_body([fetch_topic("s", fetch_partition(0, 0))], max_wait_ms=60_000))
+        cluster.clock.advance(31)  # node 2 leaves the ISR: the high watermark jumps to 1
+        _, resp = reader.recv(FETCH, 12)
+        assert values_of(resp.responses[0].partitions[0].records) == [b"x"]
