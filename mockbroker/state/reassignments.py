@@ -69,7 +69,8 @@ def alter(cluster: Cluster, topic: str, index: int, target: list[int] | None, no
         partition.reassignment = None
         return partition
     delay = int(cluster.config.get("mockbroker.reassignment.ms"))
-    partition.reassignment = Reassignment(adding, removing, now_ms + max(delay, 0))
+    # Only new replicas have anything to catch up: a reassignment that only drops or reorders is done now.
+    partition.reassignment = Reassignment(adding, removing, now_ms + max(delay, 0) if adding else now_ms)
     for n in adding:
         replicas.fall_behind(partition, n)
         partition.replica_ends[n] = partition.log.log_start_offset  # a new replica starts from nothing
