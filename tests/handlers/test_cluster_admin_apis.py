@@ -162,3 +162,12 @@ def test_describe_log_dirs_reports_the_log_bound_as_the_volume() -> None:
             [result] = c.request(DESCRIBE_LOG_DIRS, 5, {"topics": None}).results
         held = sum(b.size for b in broker.batches("t"))
         assert (result.total_bytes, result.usable_bytes, result.is_cordoned) == (10_000, 10_000 - held, False)
+
+
+def test_fault_injection_fails_elect_leaders_and_reassignments(cluster: MockBroker) -> None:
+    cluster.inject(ELECT_LEADERS, error=ErrorCode.NOT_CONTROLLER)
+    cluster.inject(LIST_REASSIGNMENTS, error=ErrorCode.NOT_CONTROLLER)
+    with connect_to(cluster, 1) as c:
+        v0 = c.request(ELECT_LEADERS, 0, {"topic_partitions": [{"topic": "t", "partitions": [0]}], "timeout_ms": 1})
+        assert v0.replica_election_results[0].partition_result[0].error_code == ErrorCode.NOT_CONTROLLER
+        assert c.request(LIST_REASSIGNMENTS, 0, {"timeout_ms": 1, "topics": None}).error_code == ErrorCode.NOT_CONTROLLER
