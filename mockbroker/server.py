@@ -72,6 +72,8 @@ class NodeInfo:
     rack: str | None
     alive: bool
     listeners: list[str]  # NAME://host:port as advertised
+    stalled: bool = False  # its replication is stopped (stall_node)
+    latency_ms: int = 0  # its answers are this late (set_latency)
 
 
 class Nodes(dict[int, BrokerNode]):
@@ -334,7 +336,7 @@ class MockBroker(NodeControl):
         return self._call(lambda: [
             NodeInfo(n.node_id, n.rack, n.alive,
                      [f"{lst.name}://{lst.public_host}:{lst.public_port}" for lst in self.cluster.listeners
-                      if lst.node_id == n.node_id])
+                      if lst.node_id == n.node_id], n.stalled_since_ms >= 0, self.node_latency_ms.get(n.node_id, 0))
             for _, n in sorted(self.cluster.nodes.items())])
 
     def stop_node(self, node_id: int) -> None:
