@@ -72,6 +72,7 @@ class ConnectionHost(Protocol):
     faults: Faults
     security: BrokerSecurity  # TLS and SASL per listener (mockbroker/security)
     capture: list[bytes] | None  # every request frame, raw, when a list
+    node_latency_ms: dict[int, int]  # answers of these nodes go out this many ms late (set_latency)
     _connections: set[Connection]
 
     @property
@@ -216,11 +217,16 @@ class Connection(asyncio.BufferedProtocol):
         assert self.ctx is not None
         self.broker.record_request(self.ctx, header)
         try:
-            fault = self.broker.faults.take(header, request, self._topic_name) if self.broker.faults.active else None
+            fault = (self.broker.faults.take(header, request, self._topic_name, self.node.node_id)
+                     if self.broker.faults.active else None)
             if fault is not None:
                 result = fault.apply(self._close, self.ctx, header, request, spec.fn)
             else:
                 result = spec.fn(self.ctx, header, request)
+            if self.broker.node_latency_ms:
+                latency = self.broker.node_latency_ms.get(self.node.node_id)
+                if latency:
+                    result = _late(result, latency / 1000.0)
         except Exception:
             log.exception("handler of %s v%d failed", spec.name, header.api_version)
             self._close("internal error")
@@ -351,3 +357,10 @@ class Connection(asyncio.BufferedProtocol):
 
     def close(self) -> None:
         self._close("broker stopping")
+
+
+async def _late(result: Any, seconds: float) -> Any:
+    """A handler's answer held back `seconds` (a node's latency, MockBroker.set_latency)."""
+    response = await result if inspect.isawaitable(result) else result
+    await asyncio.sleep(seconds)
+    return response

@@ -115,9 +115,17 @@ def _consumer_group_heartbeat(req: Msg, code: ErrorCode, version: int) -> Msg:
                heartbeat_interval_ms=0, assignment=None)
 
 
+def _elect_leaders(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """ElectLeadersRequest.getErrorResponse: the code at the top (v1+) and on every partition named."""
+    return Msg(throttle_time_ms=0, error_code=code, replica_election_results=[
+        Msg(topic=t.topic, partition_result=[Msg(partition_id=p, error_code=code, error_message=None)
+                                             for p in t.partitions])
+        for t in (req.topic_partitions or [])])
+
+
 _VERSIONED_BUILDERS = {8: _offset_commit, 9: _offset_fetch, 10: _find_coordinator, 11: _join_group,
                        13: _leave_group, 15: _describe_groups, 42: _delete_groups, 68: _consumer_group_heartbeat,
-                       69: _consumer_group_describe}
+                       69: _consumer_group_describe, 43: _elect_leaders}
 
 
 def supports(api_key: int, version: int) -> bool:

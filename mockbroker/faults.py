@@ -1,7 +1,7 @@
 """Fault injection: make the next N requests of an API key fail, go unanswered, or be late.
 
 Rules are checked in the order they were added; the first rule that matches a request (API key, and
-optionally topic/partition) is consumed for it. Actions:
+optionally topic/partition and the node it was sent to) is consumed for it. Actions:
 - error(code): the broker answers with that error code instead of handling the request (nothing is
   applied; per-partition APIs get the code on every partition the request names);
 - drop_before: the connection is closed before the request is applied (the client sees a network
@@ -45,6 +45,7 @@ class ReceivedRequest:
     connection_id: int
     principal: str = "User:ANONYMOUS"  # who sent it (Kafka's principal: User:alice, User:CN=...)
     listener: str = "PLAINTEXT"  # the name of the listener it came through
+    node_id: int = 1  # the node that served it
 
 
 # Client ids longer than this are recorded cut to it (Kafka allows 32,767 bytes; none of the clients'
@@ -76,9 +77,10 @@ class RequestRecord:
         return shared
 
     def add(self, api_key: int, api_version: int, client_id: str | None, correlation_id: int, time_ms: int,
-            connection_id: int, principal: str = "User:ANONYMOUS", listener: str = "PLAINTEXT") -> None:
+            connection_id: int, principal: str = "User:ANONYMOUS", listener: str = "PLAINTEXT",
+            node_id: int = 1) -> None:
         self._entries.append(ReceivedRequest(api_key, api_version, self._client_id(client_id), correlation_id,
-                                             time_ms, connection_id, principal, listener))
+                                             time_ms, connection_id, principal, listener, node_id))
         self.total += 1
 
     def since(self, total: int, at_most: int) -> list[ReceivedRequest]:
@@ -126,9 +128,12 @@ class FaultRule:
     delay_s: float = 0.0
     topic: str | None = None
     partition: int | None = None
+    node: int | None = None  # only requests sent to this node (None: any)
 
-    def matches(self, header: RequestHeader, req: Msg, name_of: TopicNames) -> bool:
+    def matches(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None) -> bool:
         if header.api_key != self.api_key or self.count <= 0:
+            return False
+        if self.node is not None and node_id != self.node:
             return False
         if self.topic is None:
             return True
@@ -186,9 +191,9 @@ class Faults:
         self.rules.append(rule)
         return rule
 
-    def take(self, header: RequestHeader, req: Msg, name_of: TopicNames) -> FaultRule | None:
+    def take(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None) -> FaultRule | None:
         for rule in self.rules:
-            if rule.matches(header, req, name_of):
+            if rule.matches(header, req, name_of, node_id):
                 rule.count -= 1
                 if rule.count <= 0:
                     self.rules.remove(rule)

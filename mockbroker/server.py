@@ -35,11 +35,12 @@ from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord
 from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
 from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
+from mockbroker.node_control import NodeControl
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
 from mockbroker.security.settings import security_from_settings
-from mockbroker.state import leadership
+from mockbroker.state import leadership, reassignments
 from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
 from mockbroker.state.cluster import Cluster, Listener, Partition, Topic
@@ -71,6 +72,8 @@ class NodeInfo:
     rack: str | None
     alive: bool
     listeners: list[str]  # NAME://host:port as advertised
+    stalled: bool = False  # its replication is stopped (stall_node)
+    latency_ms: int = 0  # its answers are this late (set_latency)
 
 
 class Nodes(dict[int, BrokerNode]):
@@ -85,7 +88,7 @@ class Nodes(dict[int, BrokerNode]):
         return self._describe()
 
 
-class MockBroker:
+class MockBroker(NodeControl):
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -174,6 +177,8 @@ class MockBroker:
                                               txn_index=lambda: self.node.txn_coordinator.aborted)
         self.faults = Faults()
         self.requests = RequestRecord()
+        self.node_latency_ms: dict[int, int] = {}  # set_latency (mockbroker/node_control.py)
+        self._isr_check = None
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
         self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options)
@@ -196,6 +201,7 @@ class MockBroker:
         self.scheduler.attach(self._loop)
         self.scheduler.call_later(PRODUCER_EXPIRATION_CHECK_MS, self._expire_producers)
         self.log_maintenance.start()
+        self._start_unclean_election_checks()
         for listener in self.cluster.listeners:
             await self._servers.bind(self._loop, listener)
         log.info("mockbroker listening on %s", self.bootstrap_servers)
@@ -330,7 +336,7 @@ class MockBroker:
         return self._call(lambda: [
             NodeInfo(n.node_id, n.rack, n.alive,
                      [f"{lst.name}://{lst.public_host}:{lst.public_port}" for lst in self.cluster.listeners
-                      if lst.node_id == n.node_id])
+                      if lst.node_id == n.node_id], n.stalled_since_ms >= 0, self.node_latency_ms.get(n.node_id, 0))
             for _, n in sorted(self.cluster.nodes.items())])
 
     def stop_node(self, node_id: int) -> None:
@@ -350,6 +356,7 @@ class MockBroker:
             if self._loop is not None and not self._stopping:
                 self._servers.bind_now(self._loop, [lst for lst in self.cluster.listeners if lst.node_id == node_id])
             leadership.start_node(self.cluster, node_id)
+            reassignments.complete_due(self.cluster, self.clock.now_ms())
         self._call(start)
 
     def _partition(self, topic: str, partition: int) -> Partition:
@@ -519,8 +526,10 @@ class MockBroker:
         count: int = 1,
         topic: str | None = None,
         partition: int | None = None,
+        node: int | None = None,
     ) -> FaultRule:
-        """Make the next `count` requests of api_key (optionally for one topic/partition) fail.
+        """Make the next `count` requests of api_key (optionally for one topic/partition, or only those sent
+        to one node) fail.
 
         Exactly one of: error=<code> (answered with that error, not applied), drop="before" (connection
         closed, not applied), drop="after" (applied, then the connection is closed unanswered),
@@ -535,13 +544,15 @@ class MockBroker:
                                             for v in range(spec.min_version, spec.max_version + 1)):
                 raise ValueError(f"{spec.name} responses have no field to carry an injected error code "
                                  "(use drop= or delay=)")
-            rule = FaultRule(api_key, "error", count, error_code=int(error), topic=topic, partition=partition)
+            rule = FaultRule(api_key, "error", count, error_code=int(error), topic=topic, partition=partition,
+                             node=node)
         elif drop is not None:
             if drop not in ("before", "after"):
                 raise ValueError('drop must be "before" or "after"')
-            rule = FaultRule(api_key, f"drop_{drop}", count, topic=topic, partition=partition)
+            rule = FaultRule(api_key, f"drop_{drop}", count, topic=topic, partition=partition, node=node)
         else:
-            rule = FaultRule(api_key, "delay", count, delay_s=float(delay or 0), topic=topic, partition=partition)
+            rule = FaultRule(api_key, "delay", count, delay_s=float(delay or 0), topic=topic, partition=partition,
+                             node=node)
         return self._call(self.faults.add, rule)
 
     def clear_faults(self) -> None:
@@ -549,7 +560,7 @@ class MockBroker:
 
     def record_request(self, ctx: RequestContext, header: Any) -> None:
         self.requests.add(header.api_key, header.api_version, header.client_id, header.correlation_id,
-                          self.clock.now_ms(), ctx.connection_id, principal_of(ctx), ctx.listener.name)
+                          self.clock.now_ms(), ctx.connection_id, principal_of(ctx), ctx.listener.name, ctx.node_id)
 
     def received(self, api_key: int | None = None) -> list[ReceivedRequest]:
         """The requests received so far (optionally of one API key)."""

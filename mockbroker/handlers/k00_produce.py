@@ -4,7 +4,9 @@
   response at all (the records are still appended), and when any partition failed the connection is
   closed so the client notices, as Kafka does. acks=-1 needs min.insync.replicas in the partition's ISR
   (NOT_ENOUGH_REPLICAS before the append); followers share the leader's log, so once appended a
-  record is on every ISR member and acks 1 and -1 answer alike.
+  record is on every ISR member and acks 1 and -1 answer alike, unless an in-sync follower is stalled:
+  then acks=-1 waits for it to catch up or leave the ISR (handlers/delayed_produce.py: Kafka's
+  DelayedProduce, NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below min.insync.replicas).
 - v0-v2 carry magic 0/1 message sets, converted to one v2 batch on append; v3+ exactly one v2 batch.
 - Per-partition errors never fail the whole request, checked in Kafka's order: UNKNOWN_TOPIC_OR_PARTITION
   (v13: UNKNOWN_TOPIC_ID for an unknown topic id); ProduceRequest.validateRecords (v3+: INVALID_RECORD,
@@ -27,11 +29,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import CloseConnection, handler
 from mockbroker.errors import KafkaError
+from mockbroker.handlers.delayed_produce import Waiting, must_wait, wait_for_replicas
 from mockbroker.handlers.leader_hints import current_leader, node_endpoints
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -79,7 +83,8 @@ def _release_frame(req: Msg, appended: list[tuple[PartitionLog, int]]) -> None:
 
 
 @handler(API_KEY, 0, 13)
-def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | CloseConnection | None:
+def handle_produce(ctx: RequestContext, header: RequestHeader,
+                   req: Msg) -> Msg | CloseConnection | Awaitable[Msg] | None:
     v = header.api_version
     cluster = ctx.cluster
     node = ctx.node
@@ -88,6 +93,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
     responses = []
     hinted: set[int] = set()
     appended: list[tuple[PartitionLog, int]] = []  # the logs appended to, with their end offset before
+    waiting: Waiting = []  # acks=all: what the ISR must have before the answer (handlers/delayed_produce.py)
     for td, partition_data in _unique_partitions(req, v >= 13):
         if v >= 13:
             topic = cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
@@ -143,6 +149,8 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
                 continue
             parts.append(_partition_response(pd.index, ErrorCode.NONE, None, result.base_offset,
                                              result.log_append_time_ms, result.log_start_offset))
+            if acks == -1:
+                waiting.append((partition, partition.log.log_end_offset, parts[-1]))
         responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=parts))
     _release_frame(req, appended)
     if acks == 0:
@@ -152,4 +160,6 @@ def handle_produce(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg 
     response = Msg(responses=responses, throttle_time_ms=0)
     if hinted:
         response.node_endpoints = node_endpoints(ctx, hinted)
+    if waiting and must_wait(node.node_id, waiting):
+        return wait_for_replicas(node.node_id, waiting, req.timeout_ms, response)
     return response

@@ -17,6 +17,15 @@
   (v12+) and its endpoint (node_endpoints, v16+) as KIP-951 has it (handlers/leader_hints.py);
   OFFSET_OUT_OF_RANGE (below the log start offset or past the log end offset); an error partition
   answers high watermark, last stable offset and log start offset -1, as Kafka does.
+- Follower fetching (KIP-392): a consumer's fetch at v11+ (replica_id -1) may be served by any replica
+  of the partition; a follower serves up to its own high watermark (no further than its copy,
+  state/replicas.py). With replica.selector.class RackAwareReplicaSelector the leader answers a consumer
+  whose rack_id matches an in-sync follower's rack with preferred_read_replica and no records
+  (state/replica_selection.py), at once.
+- Divergence (v12+, KIP-320): a partition with last_fetched_epoch whose log diverges (the epoch ended
+  before the fetch offset, e.g. after an unclean election cut the log back) is answered at once with
+  diverging_epoch (that epoch and its end offset) and no records; an epoch the log cannot place is
+  OFFSET_OUT_OF_RANGE.
 - Isolation (v4+): read_committed stops at the last stable offset and lists the aborted transactions
   of the range returned; read_uncommitted reads to the high watermark (aborted_transactions null).
 - Fetch sessions (v7+, KIP-227): see state/fetch_sessions.py (eviction of idle and small sessions when
@@ -49,6 +58,8 @@ from mockbroker.protocol.records.legacy import convert_from_v2
 from mockbroker.state.cluster import Cluster, Partition, Topic
 from mockbroker.state.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition
 from mockbroker.state.log import PartitionLog
+from mockbroker.state.replica_selection import preferred_read_replica
+from mockbroker.state.replicas import end_of, follower_high_watermark
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -67,6 +78,17 @@ class PartitionRead:
     size: int = 0
     aborted: list[Msg] | None = None
     partition: Partition | None = None
+    preferred_read_replica: int = -1  # KIP-392: the follower the consumer should fetch from next
+    diverging: Msg | None = None  # KIP-320 (v12+): the epoch and end offset where the log diverges
+
+
+@dataclass(frozen=True)
+class FetchClient:
+    """Who fetches: a consumer (replica_id < 0) at v11+ may read from a follower and be sent to one (its
+    rack_id, client.rack)."""
+
+    from_consumer_v11: bool
+    rack: str | None
 
 
 def _lookup(cluster: Cluster, want: SessionPartition, by_id: bool) -> tuple[Partition | None, int]:
@@ -80,7 +102,7 @@ def _lookup(cluster: Cluster, want: SessionPartition, by_id: bool) -> tuple[Part
 
 
 def _read_partition(ctx: RequestContext, want: SessionPartition, by_id: bool, isolation: int,
-                    budget: int, min_one: bool) -> PartitionRead:
+                    budget: int, min_one: bool, client: FetchClient) -> PartitionRead:
     out = PartitionRead(want)
     p, err = _lookup(ctx.cluster, want, by_id)
     if p is None:
@@ -97,16 +119,36 @@ def _read_partition(ctx: RequestContext, want: SessionPartition, by_id: bool, is
         if want.current_leader_epoch < log.leader_epoch:
             out.error = ErrorCode.FENCED_LEADER_EPOCH
             return out
-    if not ctx.node.leads(p):
+    # KIP-392: a v11+ consumer fetch may be served by any replica (Kafka's FetchParams.fetchOnlyLeader);
+    # a follower serves up to its own high watermark.
+    leads = ctx.node.leads(p)
+    if not leads and not (client.from_consumer_v11 and ctx.node_id in p.replicas):
         out.error = ErrorCode.NOT_LEADER_OR_FOLLOWER
         return out
-    if want.fetch_offset < log.log_start_offset or want.fetch_offset > log.log_end_offset:
+    if leads:
+        high_watermark, stable, log_end = log.high_watermark, log.last_stable_offset, log.log_end_offset
+    else:
+        high_watermark = follower_high_watermark(p, ctx.node_id)
+        stable, log_end = min(log.last_stable_offset, high_watermark), end_of(p, ctx.node_id)
+    if leads and client.from_consumer_v11:
+        preferred = preferred_read_replica(ctx.cluster, p, client.rack, want.fetch_offset)
+        if preferred is not None:
+            # The leader skips the read and names the replica (ReplicaManager.readFromLog).
+            out.preferred_read_replica = preferred
+            out.high_watermark, out.last_stable_offset = high_watermark, stable
+            out.log_start_offset = log.log_start_offset
+            return out
+    if want.last_fetched_epoch >= 0 and _diverges(out, log, want):
+        out.high_watermark, out.last_stable_offset = high_watermark, stable
+        out.log_start_offset = log.log_start_offset
+        return out
+    if want.fetch_offset < log.log_start_offset or want.fetch_offset > log_end:
         out.error = ErrorCode.OFFSET_OUT_OF_RANGE
         return out
-    out.high_watermark = log.high_watermark
-    out.last_stable_offset = log.last_stable_offset
+    out.high_watermark = high_watermark
+    out.last_stable_offset = stable
     out.log_start_offset = log.log_start_offset
-    upto = log.last_stable_offset if isolation == READ_COMMITTED else log.high_watermark
+    upto = stable if isolation == READ_COMMITTED else high_watermark
     limit = min(want.partition_max_bytes, budget)
     out.chunks, out.size = log.read(want.fetch_offset, limit, min_one=min_one, upto=upto)
     if isolation == READ_COMMITTED:
@@ -117,13 +159,28 @@ def _read_partition(ctx: RequestContext, want: SessionPartition, by_id: bool, is
     return out
 
 
+def _diverges(out: PartitionRead, log: PartitionLog, want: SessionPartition) -> bool:
+    """Fetch v12+ with last_fetched_epoch (KIP-320, Kafka's Partition.readRecords): True when the log
+    diverges from what the fetcher has (the epoch it last fetched ended before its fetch offset, or the log
+    knows only smaller epochs): out.diverging then names the largest epoch and its end offset. An epoch
+    the log cannot place, or a fetch offset below the log start, is OFFSET_OUT_OF_RANGE (also True)."""
+    epoch, end = log.end_offset_for_epoch(want.last_fetched_epoch)
+    if epoch < 0 or end < 0 or want.fetch_offset < log.log_start_offset:
+        out.error = ErrorCode.OFFSET_OUT_OF_RANGE
+        return True
+    if epoch < want.last_fetched_epoch or end < want.fetch_offset:
+        out.diverging = Msg(epoch=epoch, end_offset=end)
+        return True
+    return False
+
+
 def _collect(ctx: RequestContext, wants: list[SessionPartition], by_id: bool, isolation: int,
-             max_bytes: int) -> tuple[list[PartitionRead], int]:
+             max_bytes: int, client: FetchClient) -> tuple[list[PartitionRead], int]:
     reads = []
     total = 0
     min_one = True
     for want in wants:
-        r = _read_partition(ctx, want, by_id, isolation, max(0, max_bytes - total), min_one)
+        r = _read_partition(ctx, want, by_id, isolation, max(0, max_bytes - total), min_one, client)
         if r.size:
             min_one = False
             total += r.size
@@ -188,7 +245,7 @@ def _build_response(ctx: RequestContext, version: int, reads: list[PartitionRead
         w = r.want
         records = _records_for(version, r)
         include = w.needs_response(bool(r.size), r.error, r.high_watermark, r.last_stable_offset,
-                                   r.log_start_offset)
+                                   r.log_start_offset) or r.diverging is not None or r.preferred_read_replica >= 0
         if incremental and not include:
             continue
         key = (w.topic, w.topic_id)
@@ -204,9 +261,11 @@ def _build_response(ctx: RequestContext, version: int, reads: list[PartitionRead
             last_stable_offset=r.last_stable_offset,
             log_start_offset=r.log_start_offset,
             aborted_transactions=r.aborted,
-            preferred_read_replica=-1,
+            preferred_read_replica=r.preferred_read_replica,
             records=records,
         ))
+        if r.diverging is not None:
+            entry.partitions[-1].diverging_epoch = r.diverging
         hint = current_leader(r.partition, r.error) if version >= 12 else None
         if hint is not None:
             entry.partitions[-1].current_leader = hint
@@ -267,11 +326,18 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
                 session.update(requested, [], by_id)
         wants = requested
 
-    reads, total = _collect(ctx, wants, by_id, isolation, max_bytes)
-    has_error = any(r.error for r in reads)
-    if req.max_wait_ms <= 0 or total >= req.min_bytes or has_error or not wants:
+    replica_id = req.replica_state.replica_id if v >= 15 else req.replica_id
+    client = FetchClient(v >= 11 and replica_id < 0, req.rack_id if v >= 11 else None)
+    reads, total = _collect(ctx, wants, by_id, isolation, max_bytes, client)
+    if req.max_wait_ms <= 0 or total >= req.min_bytes or _answer_now(reads) or not wants:
         return _build_response(ctx, v, reads, session_id, incremental, session)
-    return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session, reads)
+    return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session, reads,
+                      client)
+
+
+def _answer_now(reads: list[PartitionRead]) -> bool:
+    """An error, a diverging epoch or a preferred read replica is answered at once (ReplicaManager.fetchMessages)."""
+    return any(r.error or r.diverging is not None or r.preferred_read_replica >= 0 for r in reads)
 
 
 @dataclass(slots=True)
@@ -288,6 +354,7 @@ class _Parked:
     size_at_read: int  # the log's size_bytes when last read
     found: int  # bytes that read returned for this partition
     stable_at_read: int  # the last stable offset when last read (-1: read_uncommitted, not watched)
+    replicated_at_read: int | None  # where a lagging in-sync follower held the high watermark (state/replicas.py)
 
 
 def _park_state(cluster: Cluster, reads: list[PartitionRead], by_id: bool, isolation: int) -> list[_Parked]:
@@ -298,7 +365,8 @@ def _park_state(cluster: Cluster, reads: list[PartitionRead], by_id: bool, isola
             log, topic = r.partition.log, r.partition.topic
             stable = log.last_stable_offset if isolation == READ_COMMITTED else -1
             out.append(_Parked(log, topic, topics, topic.topic_id if by_id else topic.name, r.want.fetch_offset,
-                               r.want.partition_max_bytes, log.leader_epoch, log.size_bytes, r.size, stable))
+                               r.want.partition_max_bytes, log.leader_epoch, log.size_bytes, r.size, stable,
+                               log.replicated_end))
     return out
 
 
@@ -316,6 +384,8 @@ def _worth_reading(parked: list[_Parked], min_bytes: int) -> bool:
             return True
         if p.stable_at_read >= 0 and log.last_stable_offset != p.stable_at_read:
             return True  # read_committed: a transaction ended, data already counted may now be readable
+        if log.replicated_end != p.replicated_at_read:
+            return True  # the high watermark was held by a lagging follower and moved: data may be readable
         grown = log.size_bytes - p.size_at_read
         could = p.found + grown if grown > 0 else p.found
         available += could if could < p.partition_max_bytes else p.partition_max_bytes
@@ -324,7 +394,7 @@ def _worth_reading(parked: list[_Parked], min_bytes: int) -> bool:
 
 async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionPartition], by_id: bool,
                      isolation: int, max_bytes: int, session_id: int, incremental: bool,
-                     session: FetchSession | None, reads: list[PartitionRead]) -> Msg:
+                     session: FetchSession | None, reads: list[PartitionRead], client: FetchClient) -> Msg:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + req.max_wait_ms / 1000.0
     parked = _park_state(ctx.cluster, reads, by_id, isolation)
@@ -347,8 +417,8 @@ async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionP
             if not done:
                 break
             wake_future = loop.create_future()
-            reads, total = _collect(ctx, wants, by_id, isolation, max_bytes)
-            if total >= req.min_bytes or any(r.error for r in reads):
+            reads, total = _collect(ctx, wants, by_id, isolation, max_bytes, client)
+            if total >= req.min_bytes or _answer_now(reads):
                 return _build_response(ctx, v, reads, session_id, incremental, session)
             # Not enough yet (read_committed below an open transaction, or fewer bytes than counted):
             # count from this read on, so the next real read needs new bytes.
@@ -356,5 +426,5 @@ async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionP
     finally:
         for log in logs:
             log.remove_append_listener(wake)
-    reads, _ = _collect(ctx, wants, by_id, isolation, max_bytes)
+    reads, _ = _collect(ctx, wants, by_id, isolation, max_bytes, client)
     return _build_response(ctx, v, reads, session_id, incremental, session)

@@ -419,6 +419,25 @@ class JsonApi:
         self._failure_call(lambda: self.broker.start_node(node_id))
         return self.list_nodes(req)
 
+    def stall_node(self, req: Request) -> Any:
+        node_id = self._node_id(req)
+        self.broker.stall_node(node_id)
+        return self.list_nodes(req)
+
+    def resume_node(self, req: Request) -> Any:
+        node_id = self._node_id(req)
+        self.broker.resume_node(node_id)
+        return self.list_nodes(req)
+
+    def set_latency(self, req: Request) -> Any:
+        node_id, body = self._node_id(req), req.json()
+        reject_unknown_fields(body, {"ms"})
+        ms = field(body, "ms", (int, float), "a number of milliseconds", required=True)
+        if not math.isfinite(ms) or ms < 0:
+            raise HttpError(400, "bad_field", f"ms must be a finite number >= 0, got {ms}")
+        self.broker.set_latency(node_id, ms)
+        return {"node": node_id, "latency_ms": self.broker.node_latency_ms.get(node_id, 0)}
+
     @staticmethod
     def _topic_partition(body: dict[str, Any], extra: set[str]) -> tuple[str, int]:
         reject_unknown_fields(body, {"topic", "partition", *extra})
@@ -458,7 +477,7 @@ class JsonApi:
 
     def add_fault(self, req: Request) -> Any:
         body = req.json()
-        reject_unknown_fields(body, {"api_key", "error", "drop", "delay", "count", "topic", "partition"})
+        reject_unknown_fields(body, {"api_key", "error", "drop", "delay", "count", "topic", "partition", "node"})
         raw_key = field(body, "api_key", (int, str), "an API key number or name (e.g. 0 or \"Produce\")",
                         required=True)
         keys = _api_keys()
@@ -495,8 +514,12 @@ class JsonApi:
         partition = int_field(body, "partition", lo=0)
         if partition is not None and topic is None:
             raise HttpError(400, "bad_field", "partition needs topic")
+        node = int_field(body, "node")
+        if node is not None and node not in self.broker.cluster.nodes:
+            raise HttpError(400, "bad_field", f"no node {node}")
         try:
-            rule = self.broker.inject(api_key, count=count or 1, topic=topic, partition=partition, **kwargs)
+            rule = self.broker.inject(api_key, count=count or 1, topic=topic, partition=partition, node=node,
+                                      **kwargs)
         except ValueError as exc:
             raise HttpError(400, "bad_field", str(exc)) from None
         return 201, {"fault": self._rule_json(rule)}
@@ -544,7 +567,7 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
     ("POST", "/clock/advance", JsonApi.advance, "move the broker clock forward {seconds}"),
     ("GET", "/faults", JsonApi.list_faults, "the fault rules waiting"),
     ("POST", "/faults", JsonApi.add_fault, "add a fault rule {api_key, error | drop | delay, count?, topic?, "
-     "partition?} (201)"),
+     "partition?, node?} (201)"),
     ("DELETE", "/faults", JsonApi.clear_faults, "remove every fault rule"),
     ("GET", "/requests", JsonApi.requests, "the requests received, most recent last (?api_key=&limit=)"),
     ("GET", "/names", JsonApi.api_names, "API keys and error codes by name"),
@@ -552,6 +575,9 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
     ("GET", "/nodes", JsonApi.list_nodes, "every node: id, rack, alive, listeners"),
     ("POST", "/nodes/{id}/stop", JsonApi.stop_node, "stop a node: listeners close, leaders and coordinators move"),
     ("POST", "/nodes/{id}/start", JsonApi.start_node, "start a stopped node again on the same ports"),
+    ("POST", "/nodes/{id}/stall", JsonApi.stall_node, "stop a node's replication: it falls out of the ISRs"),
+    ("POST", "/nodes/{id}/resume", JsonApi.resume_node, "a stalled node replicates again"),
+    ("POST", "/nodes/{id}/latency", JsonApi.set_latency, "delay a node's answers {ms} (0: none)"),
     ("POST", "/leaders", JsonApi.move_leader, "move a partition's leader {topic, partition, node}"),
     ("POST", "/leaders/preferred", JsonApi.elect_preferred, "give every partition its preferred leader"),
     ("POST", "/isr", JsonApi.set_isr, "set a partition's in-sync replicas {topic, partition, isr}"),

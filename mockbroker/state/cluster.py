@@ -55,6 +55,8 @@ class Node:
     node_id: int
     rack: str | None = None
     alive: bool = True  # False while stopped (state/leadership.py): out of Metadata, the ISRs and placement
+    # While stalled (state/replicas.py): since when (broker clock) it copies nothing from the leaders; -1: not.
+    stalled_since_ms: int = -1
 
 
 @dataclass
@@ -81,6 +83,16 @@ class Listener:
 
 
 @dataclass
+class Reassignment:
+    """A partition reassignment in progress (state/reassignments.py): the replicas being added and removed,
+    and when (broker clock) the added ones will have caught up."""
+
+    adding: list[int]
+    removing: list[int]
+    due_ms: int
+
+
+@dataclass
 class Partition:
     topic: Topic
     index: int
@@ -89,6 +101,10 @@ class Partition:
     replicas: list[int] = field(default_factory=list)
     # The in-sync replicas (state/leadership.py keeps them); the replica list when not given.
     isr: list[int] = field(default_factory=list)
+    # Where the log of each replica that is behind the leader ends (state/replicas.py); a replica not
+    # named here has everything the leader has.
+    replica_ends: dict[int, int] = field(default_factory=dict)
+    reassignment: Reassignment | None = None
 
     def __post_init__(self) -> None:
         if not self.isr:

@@ -112,6 +112,12 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("connections.max.idle.ms", ConfigType.LONG, 600000),
         # Not Kafka's: the most record bytes the broker holds (state/cluster.py make_room); -1: no bound.
         ConfigDef("mockbroker.max.log.bytes", ConfigType.LONG, -1),
+        # Replication (state/replicas.py, leadership.py, reassignments.py).
+        ConfigDef("replica.lag.time.max.ms", ConfigType.LONG, 30000),
+        ConfigDef("replica.selector.class", ConfigType.CLASS, ""),
+        ConfigDef("unclean.leader.election.interval.ms", ConfigType.LONG, 300000),
+        # Not Kafka's: how long (broker clock) the new replicas of a reassignment take to catch up; 0: at once.
+        ConfigDef("mockbroker.reassignment.ms", ConfigType.LONG, 0),
     ]
 }
 # Every topic config's broker fallback is a broker config too.

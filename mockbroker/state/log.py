@@ -7,8 +7,8 @@
   its position).
 - Time index: `max_ts_running` is the running maximum of the batches' max timestamps, so bisect finds
   the first batch that can hold a record with timestamp >= t.
-- Offsets: log start offset (first offset still served), high watermark (= log end offset here: one
-  replica), last stable offset (the first offset of the earliest open transaction, else the high
+- Offsets: log start offset (first offset still served), high watermark (the log end offset, unless an
+  in-sync follower is behind: replicated_end, kept by state/replicas.py), last stable offset (the first offset of the earliest open transaction, else the high
   watermark; open transactions are tracked by mockbroker.state.txn).
 - Leader epochs: (epoch, start offset) entries, for OffsetForLeaderEpoch.
 
@@ -40,6 +40,9 @@ class PartitionLog:
         self.log_end_offset = 0  # next offset to assign
         self.leader_epoch = leader_epoch
         self.epoch_starts: list[tuple[int, int]] = []  # (epoch, start offset), epochs increasing
+        # The end offset every in-sync replica has (state/replicas.py), when an ISR member is behind (a
+        # stalled follower): the high watermark stops there. None: every ISR member has the whole log.
+        self.replicated_end: int | None = None
         self.size_bytes = 0
         self._listeners: list[Callable[[], None]] = []
         # First offsets of open transactions (producer_id -> first offset); see state/txn.py.
@@ -51,13 +54,15 @@ class PartitionLog:
     # -- offsets ---------------------------------------------------------------------------------
     @property
     def high_watermark(self) -> int:
+        if self.replicated_end is not None and self.replicated_end < self.log_end_offset:
+            return self.replicated_end
         return self.log_end_offset
 
     @property
     def last_stable_offset(self) -> int:
         if self.open_txn_first_offsets:
-            return min(min(self.open_txn_first_offsets.values()), self.log_end_offset)
-        return self.log_end_offset
+            return min(min(self.open_txn_first_offsets.values()), self.high_watermark)
+        return self.high_watermark
 
     def sync_open_txns(self) -> None:
         """Recompute open_txn_first_offsets from the producer state (after producers.rebuild)."""
@@ -216,8 +221,32 @@ class PartitionLog:
                 found = e
                 end = self.epoch_starts[k + 1][1] if k + 1 < len(self.epoch_starts) else self.log_end_offset
         if found < 0:
-            return -1, -1
+            # Smaller than every known epoch: Kafka answers it with the first known epoch's start offset.
+            return (epoch, self.epoch_starts[0][1]) if self.epoch_starts and epoch >= 0 else (-1, -1)
         return found, end
+
+    # -- truncation from the end (an unclean leader election: state/replicas.py) -----------------
+    def truncate_to(self, offset: int, now_ms: int = 0) -> None:
+        """Drop every batch at or above `offset` (a batch boundary: where a replica's copy ended), as
+        Kafka's truncateTo: the log end moves back, leader-epoch entries starting there go, the producer
+        state is rebuilt from what is left. Parked fetches are woken."""
+        if offset >= self.log_end_offset:
+            return
+        offset = max(offset, self.log_start_offset)
+        keep = self.index_of(offset)
+        if keep < len(self.batches) and self.batches[keep].base_offset < offset:
+            keep += 1  # a batch holding `offset` ends above it: replicas copy whole batches, so it stays
+        for b in self.batches[keep:]:
+            self.size_bytes -= b.size
+        del self.batches[keep:]
+        del self.base_offsets[keep:]
+        del self.max_ts_running[keep:]
+        self.log_end_offset = self.batches[-1].last_offset + 1 if self.batches else offset
+        self.epoch_starts = [(e, start) for e, start in self.epoch_starts if start < self.log_end_offset]
+        self.segments.truncate_to(self, self.batches)
+        self.producers.rebuild(self.batches, now_ms)
+        self.sync_open_txns()
+        self.notify()
 
     # -- truncation from the front (retention, DeleteRecords) ------------------------------------
     def truncate_before(self, offset: int, now_ms: int = 0) -> None:

@@ -140,6 +140,22 @@ class LogSegments:
             return seg
         return self._start_segment(log_end_offset, now_ms)
 
+    def truncate_to(self, log: SegmentedLog, batches: list[StoredBatch]) -> None:
+        """After the log dropped its batches from log.log_end_offset on: segments starting there go (the
+        first one stays, empty), and the last one left is recounted from the batches it still holds."""
+        end = log.log_end_offset
+        kept = [s for s in self.segments if s.base_offset < end] or [Segment(min(self.segments[0].base_offset, end))]
+        last = kept[-1]
+        self.segments = kept
+        lo = bisect.bisect_left(log.base_offsets, last.base_offset)
+        last.size, last.max_timestamp, last.has_batches = 0, -1, False
+        for b in batches[lo:]:
+            last.size += b.size
+            last.max_timestamp = max(last.max_timestamp, b.max_timestamp)
+            last.has_batches = True
+        if self.cleaner_checkpoint is not None and self.cleaner_checkpoint > end:
+            self.cleaner_checkpoint = end
+
     # -- lookups (Kafka's LocalLog.logSegments / nonActiveLogSegmentsFrom) ---------------------------
     def floor_index(self, offset: int) -> int:
         """Index of the segment holding `offset` (the last one whose base is <= offset), -1 if none."""

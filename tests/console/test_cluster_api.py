@@ -55,3 +55,19 @@ def test_the_openapi_description_lists_the_failure_api(api: Api) -> None:
     paths = api.get("/openapi.json")["paths"]
     assert {"/nodes", "/nodes/{id}/stop", "/nodes/{id}/start", "/leaders", "/leaders/preferred", "/isr"} <= set(paths)
     assert paths["/nodes/{id}/stop"]["post"]["parameters"][0]["name"] == "id"
+
+
+def test_stall_resume_latency_and_per_node_faults_over_http(api: Api) -> None:
+    api.broker.create_topic("t", assignments=[[1, 2, 3]])
+    assert [n["stalled"] for n in api.post("/nodes/3/stall")["nodes"]] == [False, False, True]
+    assert [n["stalled"] for n in api.post("/nodes/3/resume")["nodes"]] == [False, False, False]
+    assert api.post("/nodes/2/latency", {"ms": 250}) == {"node": 2, "latency_ms": 250}
+    assert [n["latency_ms"] for n in api.get("/nodes")["nodes"]] == [0, 250, 0]
+    assert api.post("/nodes/2/latency", {"ms": 0}) == {"node": 2, "latency_ms": 0}
+    got, payload, _ = api.request("POST", "/nodes/2/latency", {"ms": -5})
+    assert (got, payload["error"]) == (400, "bad_field")
+    got, payload, _ = api.request("POST", "/faults", {"api_key": "Metadata", "error": "NOT_CONTROLLER", "node": 2})
+    assert (got, payload["fault"]["node"]) == (201, 2)
+    got, payload, _ = api.request("POST", "/faults", {"api_key": "Metadata", "error": "NOT_CONTROLLER", "node": 7})
+    assert (got, payload["error"]) == (400, "bad_field")
+    assert {"/nodes/{id}/stall", "/nodes/{id}/resume", "/nodes/{id}/latency"} <= set(api.get("/openapi.json")["paths"])

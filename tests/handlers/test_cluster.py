@@ -92,7 +92,9 @@ def test_a_follower_answers_not_leader_with_the_leaders_id_epoch_and_endpoint(cl
         assert (part.current_leader.leader_id, part.current_leader.leader_epoch) == (1, 0)
         assert [(n.node_id, n.host, n.port, n.rack) for n in resp.node_endpoints] == [
             (1, "127.0.0.1", port_of(cluster, 1), "a")]
-        topic_id = cluster.cluster.topics["t"].topic_id
+        # A consumer fetch (v11+) may be served by any replica (KIP-392): ask a node holding no replica.
+        cluster.create_topic("away", assignments=[[1, 3]])
+        topic_id = cluster.cluster.topics["away"].topic_id
         body = fetch_body([fetch_topic("", fetch_partition(0, 0), topic_id=topic_id)])
         fresp = c.request(FETCH, 16, body)
         fpart = fresp.responses[0].partitions[0]
@@ -120,7 +122,9 @@ def test_a_leader_move_fences_old_epochs_and_moves_service_to_the_new_leader(clu
             ErrorCode.NOT_LEADER_OR_FOLLOWER, 3, 1)
         # A replica checks the epoch first (Kafka's getLocalLog): a stale one is fenced even on a follower.
         assert fetch(c, "t", current_leader_epoch=0).error_code == ErrorCode.FENCED_LEADER_EPOCH
-        assert fetch(c, "t", current_leader_epoch=1).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        # Before v11 a consumer fetch goes to the leader only; from v11 a follower serves it (KIP-392).
+        assert fetch(c, "t", current_leader_epoch=1, version=10).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        assert values_of(fetch(c, "t", current_leader_epoch=1, version=11).records) == [b"one"]
     with connect_to(cluster, 3) as c:
         fenced = fetch(c, "t", current_leader_epoch=0, version=12)
         assert (fenced.error_code, fenced.current_leader.leader_id, fenced.current_leader.leader_epoch) == (

@@ -107,6 +107,10 @@ final class AdminOps {
             case "listConsumerGroupOffsets" -> listConsumerGroupOffsets(op, out);
             case "alterUserScramCredentials" -> ScramOps.alter(admin, timeout, op, out);
             case "describeUserScramCredentials" -> ScramOps.describe(admin, timeout, op, out);
+            case "electLeaders" -> ClusterAdminOps.electLeaders(admin, timeout, op, out);
+            case "alterPartitionReassignments" -> ClusterAdminOps.alterReassignments(admin, timeout, op, out);
+            case "listPartitionReassignments" -> ClusterAdminOps.listReassignments(admin, timeout, op, out);
+            case "describeLogDirs" -> ClusterAdminOps.describeLogDirs(admin, timeout, op, out);
             default -> throw new IllegalArgumentException("unknown admin op " + name);
         }
     }

@@ -106,7 +106,9 @@ public final class KafkaHarness {
                         createPartitions {topic, count}; deleteRecords {topic, offsets: {"p": o}};
                         describeConsumerGroups {groups}; listConsumerGroupOffsets {group};
                         alterUserScramCredentials {upsert?: [{user, mechanism, password, iterations?}],
-                          delete?: [{user, mechanism}]}; describeUserScramCredentials {users?}
+                          delete?: [{user, mechanism}]}; describeUserScramCredentials {users?};
+                        electLeaders, alterPartitionReassignments, listPartitionReassignments,
+                          describeLogDirs (ClusterAdminOps.java)
               batch     {records, compression?="none", base_offset?, producer_id?, producer_epoch?,
                          base_sequence?, transactional?, timestamp_type?, partition_leader_epoch?}
                         builds a v2 RecordBatch with the client's own code, no broker:

@@ -1,0 +1,29 @@
+"""ListPartitionReassignments (key 46), v0 (the Java AdminClient's listPartitionReassignments).
+
+As Kafka's controller answers it (ReplicationControlManager.listPartitionReassignments): the partitions
+with a reassignment in progress (state/reassignments.py), each with its current replicas (the target
+followed by the replicas being removed), the replicas being added and the ones being removed; topics
+null: every topic; topics and partitions that do not exist or have none going on are left out (no error).
+"""
+
+from __future__ import annotations
+
+from mockbroker.context import RequestContext
+from mockbroker.dispatch import handler
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
+from mockbroker.state import reassignments
+
+API_KEY = 46
+
+
+@handler(API_KEY, 0, 0)
+def handle_list_partition_reassignments(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    wanted = None if req.topics is None else [(t.name, list(t.partition_indexes)) for t in req.topics]
+    by_topic: dict[str, Msg] = {}
+    for r in reassignments.ongoing(ctx.cluster, wanted):
+        entry = by_topic.setdefault(r.topic, Msg(name=r.topic, partitions=[]))
+        entry.partitions.append(Msg(partition_index=r.partition, replicas=r.replicas, adding_replicas=r.adding,
+                                    removing_replicas=r.removing))
+    return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, topics=list(by_topic.values()))

@@ -1,0 +1,102 @@
+"""The node calls of MockBroker beyond stop and start (a mixin of mockbroker/server.py): stalled nodes,
+per-node latency, and the timers that replication needs on the broker clock.
+
+- `stall_node(id)` / `resume_node(id)`: the node's replica fetchers stop / start again (state/replicas.py).
+  It keeps answering clients, but copies nothing: an in-sync follower that is behind holds the high
+  watermark back (acks=all produces wait) until replica.lag.time.max.ms on the broker clock takes it out
+  of the ISR; resumed, it catches up at once and rejoins the ISR.
+- `set_latency(node, ms)`: every answer from that node goes out `ms` milliseconds late (real time, as a
+  slow network or a busy broker would be); 0 removes it.
+- Timers: while a node is stalled, the ISR check every replica.lag.time.max.ms / 2 (Kafka's
+  isr-expiration task); always, the unclean election check every unclean.leader.election.interval.ms
+  (Kafka's controller elects a live replica for a leaderless partition once its topic turns
+  unclean.leader.election.enable on).
+All calls are safe from a sync test thread (they run on the broker's loop).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mockbroker.state import leadership, reassignments, replicas
+
+if TYPE_CHECKING:
+    from mockbroker.clock import Clock
+    from mockbroker.scheduler import Scheduler, Timer
+    from mockbroker.state.cluster import Cluster
+
+T = TypeVar("T")
+
+
+class NodeControl:
+    cluster: Cluster
+    clock: Clock
+    scheduler: Scheduler
+    # Per-node latency of answers, ms (read by mockbroker/connection.py); empty: none.
+    node_latency_ms: dict[int, int]
+    _isr_check: Timer | None
+
+    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        raise NotImplementedError  # MockBroker's
+
+    def _node_checked(self, node_id: int) -> None:
+        if node_id not in self.cluster.nodes:
+            raise KeyError(f"no node {node_id} (nodes: {sorted(self.cluster.nodes)})")
+
+    # -- stalled nodes ------------------------------------------------------------------------------
+    def stall_node(self, node_id: int) -> None:
+        """Stop node_id's replication (not the node): it falls behind every leader it follows, leaves their
+        ISRs after replica.lag.time.max.ms on the broker clock, and holds back acks=all produces meanwhile."""
+        self._node_checked(node_id)
+
+        def stall() -> None:
+            replicas.stall(self.cluster, node_id, self.clock.now_ms())
+            self._arm_isr_check()
+        self._call(stall)
+
+    def resume_node(self, node_id: int) -> None:
+        """node_id replicates again: caught up at once, back in the ISRs; pending reassignments may complete."""
+        self._node_checked(node_id)
+
+        def resume() -> None:
+            replicas.resume(self.cluster, node_id)
+            reassignments.complete_due(self.cluster, self.clock.now_ms())
+        self._call(resume)
+
+    def _arm_isr_check(self) -> None:
+        if self._isr_check is not None:
+            return
+        interval = max(int(self.cluster.config.get("replica.lag.time.max.ms")) // 2, 1)
+
+        def check() -> None:
+            self._isr_check = None
+            replicas.shrink_lagging(self.cluster, self.clock.now_ms())
+            if any(n.stalled_since_ms >= 0 for n in self.cluster.nodes.values()):
+                self._arm_isr_check()
+        self._isr_check = self.scheduler.call_later(interval, check)
+
+    # -- unclean elections ---------------------------------------------------------------------------
+    def _start_unclean_election_checks(self) -> None:
+        """Kafka's controller task: every unclean.leader.election.interval.ms, leaderless partitions of topics
+        with unclean.leader.election.enable elect a live replica."""
+        interval = max(int(self.cluster.config.get("unclean.leader.election.interval.ms")), 1)
+
+        def check() -> None:
+            leadership.elect_unclean_where_enabled(self.cluster)
+            self.scheduler.call_later(interval, check)
+        self.scheduler.call_later(interval, check)
+
+    # -- latency -------------------------------------------------------------------------------------
+    def set_latency(self, node_id: int, ms: float) -> None:
+        """Delay every answer from node_id by ms milliseconds (0: none)."""
+        self._node_checked(node_id)
+        if ms < 0:
+            raise ValueError(f"latency must be >= 0 ms, got {ms}")
+
+        def set_it() -> None:
+            if ms:
+                self.node_latency_ms[node_id] = int(ms)
+            else:
+                self.node_latency_ms.pop(node_id, None)
+        self._call(set_it)
