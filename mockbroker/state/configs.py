@@ -112,6 +112,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("connections.max.idle.ms", ConfigType.LONG, 600000),
         # Not Kafka's: the most record bytes the broker holds (state/cluster.py make_room); -1: no bound.
         ConfigDef("mockbroker.max.log.bytes", ConfigType.LONG, -1),
+        # Not Kafka's: the most records one produced batch may hold (state/validation.py); more is answered
+        # MESSAGE_TOO_LARGE before any record is read, so no batch keeps the event loop busy for long.
+        ConfigDef("mockbroker.max.records.per.batch", ConfigType.INT, 200000),
     ]
 }
 # Every topic config's broker fallback is a broker config too.

@@ -37,9 +37,9 @@ from typing import NamedTuple
 
 import crc32c as _crc32c
 
-from ..errors import DecodeError, ErrorCode
+from ..errors import DecodeError
 from . import compression
-from .record import Record, decode_records, wrap_int64
+from .record import CorruptRecordError, InvalidRecordError, Record, decode_records, wrap_int64
 
 __all__ = [
     "ATTRIBUTES",
@@ -93,18 +93,6 @@ class ControlType(IntEnum):
 
     ABORT = 0
     COMMIT = 1
-
-
-class CorruptRecordError(DecodeError):
-    """A batch whose bytes are damaged: length, magic, CRC, codec. Kafka's CorruptRecordException."""
-
-    error_code: ErrorCode = ErrorCode.CORRUPT_MESSAGE
-
-
-class InvalidRecordError(CorruptRecordError):
-    """A batch whose fields contradict each other (counts, offset deltas). Kafka's InvalidRecordException."""
-
-    error_code: ErrorCode = ErrorCode.INVALID_RECORD
 
 
 # -- header layout ------------------------------------------------------------------------------
@@ -370,11 +358,11 @@ class RecordBatch:
     def validate(self, *, producer_batch: bool = False) -> None:
         """Check the batch as the broker does on produce; raise CorruptRecordError or a subclass.
 
-        Structure (CorruptRecordError, Kafka's CORRUPT_MESSAGE): size, magic, CRC, codec id, an
-        uncompressed records section too small for the declared count. Consistency
+        Structure (CorruptRecordError, Kafka's CORRUPT_MESSAGE): size, magic, CRC, codec id. Consistency
         (InvalidRecordError, Kafka's INVALID_RECORD): negative record count or last offset delta,
-        more records than offsets. With `producer_batch=True` also Kafka's rules for batches that
-        come from a producer (LogValidator): at least one record and exactly last_offset_delta + 1.
+        more records than offsets, an uncompressed records section too small for the declared count.
+        With `producer_batch=True` also Kafka's rules for batches that come from a producer
+        (LogValidator): at least one record and exactly last_offset_delta + 1.
         """
         (
             _base_offset,
@@ -414,7 +402,7 @@ class RecordBatch:
                 f"record batch holds {count} records but its offset range has only {last_offset_delta + 1}"
             )
         if codec_id == Codec.NONE and count * MIN_RECORD_SIZE > len(self._buf) - RECORDS:
-            raise CorruptRecordError(
+            raise InvalidRecordError(
                 f"record batch declares {count} records in {len(self._buf) - RECORDS} bytes of records"
             )
         if producer_batch:

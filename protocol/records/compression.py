@@ -32,7 +32,7 @@ import lz4.frame
 import snappy
 import zstandard
 
-from ..errors import DecodeError, EncodeError
+from ..errors import DecodeError, EncodeError, LimitExceeded
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
@@ -86,11 +86,12 @@ def compress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
 def decompress(
     codec: int, data: bytes | bytearray | memoryview, *, max_size: int = DEFAULT_MAX_SIZE
 ) -> bytes:
-    """Decompress `data`; DecodeError if it is malformed, truncated or larger than `max_size`."""
+    """Decompress `data`; DecodeError if it is malformed or truncated, LimitExceeded (a DecodeError) if it
+    is larger than `max_size`."""
     codec = _codec(codec, DecodeError)
     if codec == NONE:
         if len(data) > max_size:
-            raise DecodeError(f"data of {len(data)} bytes exceeds the limit of {max_size} bytes")
+            raise LimitExceeded(f"data of {len(data)} bytes exceeds the limit of {max_size} bytes")
         return bytes(data)
     decoder = _DECODERS[codec]
     try:
@@ -112,8 +113,8 @@ def _codec(codec: int, error: type[Exception]) -> int:
     return int(codec)
 
 
-def _too_large(codec: str, max_size: int) -> DecodeError:
-    return DecodeError(f"{codec} data decompresses to more than the limit of {max_size} bytes")
+def _too_large(codec: str, max_size: int) -> LimitExceeded:
+    return LimitExceeded(f"{codec} data decompresses to more than the limit of {max_size} bytes")
 
 
 # -- gzip ---------------------------------------------------------------------------------------

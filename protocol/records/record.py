@@ -1,11 +1,12 @@
 """One record of a v2 batch: the decoded Record and decode_records, which reads a whole (uncompressed)
-records section as Kafka's DefaultRecord.readFrom does. batch.py re-exports these names."""
+records section as Kafka's DefaultRecord.readFrom does, and check_records, which walks one without
+building anything (the broker's validation on produce). batch.py re-exports these names."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import DecodeError
+from ..errors import DecodeError, ErrorCode
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -14,6 +15,19 @@ INT64_MAX = 2**63 - 1
 def wrap_int64(value: int) -> int:
     """`value` modulo 2**64 as a signed int64: Java's long arithmetic, where sums overflow."""
     return ((value + 2**63) % 2**64) - 2**63
+
+
+class CorruptRecordError(DecodeError):
+    """A batch whose bytes are damaged: length, magic, CRC, codec. Kafka's CorruptRecordException."""
+
+    error_code: ErrorCode = ErrorCode.CORRUPT_MESSAGE
+
+
+class InvalidRecordError(CorruptRecordError):
+    """A batch whose fields or records contradict each other (counts, offset deltas, a record's
+    structure). Kafka's InvalidRecordException."""
+
+    error_code: ErrorCode = ErrorCode.INVALID_RECORD
 
 
 @dataclass(slots=True)
@@ -150,3 +164,178 @@ def decode_records(
     if pos != end_all:
         raise DecodeError(f"{end_all - pos} bytes left after the {count} records the batch declares")
     return records
+
+
+# -- the structural walk ------------------------------------------------------------------------
+
+MIN_RECORD_BODY = 6
+"""Smallest record body: attributes, timestamp delta, offset delta, key length, value length, header count."""
+
+
+def _slow_varint(data: bytes, pos: int, bits: int) -> tuple[int, int]:
+    """The raw (not yet zigzag-decoded) value of a varint (bits=32, at most 5 bytes) or varlong (bits=64,
+    10 bytes) starting at data[pos]; IndexError past the end of data (the caller's to report)."""
+    result = 0
+    shift = 0
+    while shift < bits:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            if result >> bits:
+                raise InvalidRecordError(f"Found invalid record structure: varint out of range at offset {pos}")
+            return result, pos
+        shift += 7
+    raise InvalidRecordError(f"Found invalid record structure: varint too long at offset {pos}")
+
+
+def check_records(
+    data: bytes,
+    count: int,
+    *,
+    keys_required: bool = False,
+    timestamp_deltas: tuple[int, int] | None = None,
+) -> list[tuple[int, int | None]]:
+    """Walk exactly `count` records filling all of `data` (an uncompressed records section) without
+    building them, checking what Kafka's DefaultRecord.readFrom and the batch's record iterator check:
+    well-formed varints in range, a record body of exactly its declared length, key, value and headers
+    inside it, a header count that is not negative, no bytes after the last record; and each offset delta
+    equal to the record's index. Any of these raises InvalidRecordError (Kafka's InvalidRecordException).
+
+    The work is one pass over the varints (values and keys are skipped, not copied), and it stops at
+    the first error; at most `count` records are walked.
+
+    Returns the records that break a per-record rule (Kafka's RecordError), in order and one per
+    record: (index, None) for a record without a key when `keys_required` (a compacted topic), else
+    (index, timestamp delta) for a timestamp delta outside `timestamp_deltas` (low, high, inclusive).
+    """
+    found: list[tuple[int, int | None]] = []
+    end_all = len(data)
+    pos = 0
+    index = 0
+    check_time = timestamp_deltas is not None
+    low, high = timestamp_deltas if timestamp_deltas is not None else (0, 0)
+    try:
+        while index < count:
+            # length
+            b = data[pos]
+            if b < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                b, pos = _slow_varint(data, pos, 32)
+            length = (b >> 1) ^ -(b & 1)
+            if length > end_all - pos:
+                raise InvalidRecordError(
+                    f"Invalid record size: expected {length} bytes in record payload, but instead the buffer "
+                    f"has only {end_all - pos} remaining bytes."
+                )
+            if length < MIN_RECORD_BODY:
+                raise InvalidRecordError(f"Found invalid record structure: record {index} declares {length} bytes")
+            end = pos + length
+            start = pos
+            # attributes (not checked, as Kafka), timestamp delta
+            pos += 1
+            b = data[pos]
+            if b < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                b, pos = _slow_varint(data, pos, 64)
+            ts_delta = (b >> 1) ^ -(b & 1)
+            # offset delta
+            b = data[pos]
+            if b < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                b, pos = _slow_varint(data, pos, 32)
+            offset_delta = (b >> 1) ^ -(b & 1)
+            if offset_delta != index:
+                raise InvalidRecordError(f"Inner record offset delta {offset_delta} should be {index}")
+            # key
+            b = data[pos]
+            if b < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                b, pos = _slow_varint(data, pos, 32)
+            key_len = (b >> 1) ^ -(b & 1)
+            if key_len > 0:
+                pos += key_len
+                if pos > end:
+                    raise InvalidRecordError(f"Found invalid record structure: record {index} key runs past the record")
+            # value
+            b = data[pos]
+            if b < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                b, pos = _slow_varint(data, pos, 32)
+            value_len = (b >> 1) ^ -(b & 1)
+            if value_len > 0:
+                pos += value_len
+                if pos > end:
+                    raise InvalidRecordError(
+                        f"Found invalid record structure: record {index} value runs past the record"
+                    )
+            # headers
+            b = data[pos]
+            if b < 0x80:
+                pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                pos += 2
+            else:
+                b, pos = _slow_varint(data, pos, 32)
+            header_count = (b >> 1) ^ -(b & 1)
+            if header_count:
+                pos = _skip_headers(data, pos, end, header_count)
+            if pos != end:
+                raise InvalidRecordError(
+                    f"Invalid record size: expected to read {length} bytes in record payload, but instead read "
+                    f"{pos - start}"
+                )
+            if keys_required and key_len < 0:
+                found.append((index, None))
+            elif check_time and not low <= ts_delta <= high:
+                found.append((index, ts_delta))
+            index += 1
+    except IndexError:
+        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
+    if pos != end_all:
+        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
+    return found
+
+
+def _skip_headers(data: bytes, pos: int, end: int, header_count: int) -> int:
+    """Past `header_count` headers starting at data[pos], inside a record ending at `end`."""
+    if header_count < 0:
+        raise InvalidRecordError(f"Found invalid number of record headers {header_count}")
+    if header_count > end - pos:
+        raise InvalidRecordError(
+            f"Found invalid number of record headers. {header_count} is larger than the remaining size of the buffer"
+        )
+    for _ in range(header_count):
+        raw, pos = _slow_varint(data, pos, 32)
+        key_len = (raw >> 1) ^ -(raw & 1)
+        if key_len < 0:
+            raise InvalidRecordError(f"Invalid negative header key size {key_len}")
+        pos += key_len
+        raw, pos = _slow_varint(data, pos, 32)
+        value_len = (raw >> 1) ^ -(raw & 1)
+        if value_len > 0:
+            pos += value_len
+        if pos > end:
+            raise InvalidRecordError("Found invalid record structure: a header runs past the record")
+    return pos
