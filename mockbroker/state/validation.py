@@ -210,17 +210,18 @@ def _check_lz4_frame(batch: RecordBatch, topic_partition: str) -> None:
 
 
 MAX_RECORDS_PER_BATCH = "mockbroker.max.records.per.batch"
+MAX_DECOMPRESSED_BYTES = compression.DEFAULT_MAX_SIZE  # 256 MiB: the most one batch may decompress to
 
 
 def _records_section(batch: RecordBatch, topic_partition: str) -> bytes:
-    """The batch's records, decompressed (at most compression.DEFAULT_MAX_SIZE bytes). As Kafka's record
+    """The batch's records, decompressed (at most MAX_DECOMPRESSED_BYTES). As Kafka's record
     iterator: a payload its codec cannot read is a KafkaException there (UNKNOWN_SERVER_ERROR); past the
     bound, MESSAGE_TOO_LARGE (not Kafka's, which has no bound)."""
     codec = batch.codec
     if codec == Codec.NONE:
         return bytes(batch.buffer[RECORD_BATCH_OVERHEAD:])
     try:
-        return compression.decompress(codec, batch.buffer[RECORD_BATCH_OVERHEAD:])
+        return compression.decompress(codec, batch.buffer[RECORD_BATCH_OVERHEAD:], max_size=MAX_DECOMPRESSED_BYTES)
     except LimitExceeded as exc:
         raise RejectedBeforeAppend(ErrorCode.MESSAGE_TOO_LARGE, f"{exc} in {topic_partition}") from None
     except DecodeError as exc:
