@@ -39,7 +39,7 @@ import crc32c as _crc32c
 
 from ..errors import DecodeError
 from . import compression
-from .record import CorruptRecordError, InvalidRecordError, Record, decode_records, wrap_int64
+from .record import CorruptRecordError, InvalidRecordError, Record, decode_records, iter_records, wrap_int64
 
 __all__ = [
     "ATTRIBUTES",
@@ -445,8 +445,23 @@ class RecordBatch:
             log_append_time=self.max_timestamp if self.timestamp_type == LOG_APPEND_TIME else None,
         )
 
+    def iter_records(self, start: int = 0, *, max_size: int = compression.DEFAULT_MAX_SIZE) -> Iterator[Record]:
+        """The records from index `start` on, decoded one at a time as they are taken (the payload is
+        decompressed first, whole; the records before `start` are hopped over, not decoded)."""
+        count = self.record_count
+        if count < 0:
+            raise DecodeError(f"record batch has negative record count {count}")
+        return iter_records(
+            self.records_section(max_size=max_size),
+            count,
+            start=start,
+            base_offset=self.base_offset,
+            base_timestamp=self.base_timestamp,
+            log_append_time=self.max_timestamp if self.timestamp_type == LOG_APPEND_TIME else None,
+        )
+
     def __iter__(self) -> Iterator[Record]:
-        return iter(self.records())
+        return self.iter_records()
 
     def control_record(self) -> ControlRecord:
         """The marker of a control batch, decoded as Kafka's ControlRecordType / EndTransactionMarker."""

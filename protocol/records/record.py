@@ -4,6 +4,7 @@ building anything (the broker's validation on produce). batch.py re-exports thes
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..errors import DecodeError, ErrorCode
@@ -73,18 +74,41 @@ def decode_records(
 ) -> list[Record]:
     """Decode exactly `count` records filling all of `data` (an uncompressed records section).
 
-    Offsets and timestamps are base + delta in int64 arithmetic that wraps, as in Java. Follows Kafka's DefaultRecord.readFrom: a negative key/value/header-value length is null, a
-    negative header count or header key length is an error, each record must use exactly the
-    length it declares. Header keys that are not valid UTF-8 are decoded with U+FFFD, as Java does.
+    Offsets and timestamps are base + delta in int64 arithmetic that wraps, as in Java. Follows Kafka's
+    DefaultRecord.readFrom: a negative key/value/header-value length is null, a negative header count or
+    header key length is an error, each record must use exactly the length it declares. Header keys that
+    are not valid UTF-8 are decoded with U+FFFD, as Java does.
     """
+    return list(iter_records(data, count, base_offset=base_offset, base_timestamp=base_timestamp,
+                             log_append_time=log_append_time))
+
+
+def iter_records(
+    data: bytes,
+    count: int,
+    *,
+    start: int = 0,
+    base_offset: int = 0,
+    base_timestamp: int = 0,
+    log_append_time: int | None = None,
+) -> Iterator[Record]:
+    """decode_records one record at a time, from the record at index `start` (the ones before it are
+    hopped over by their length prefixes, not decoded): a reader that stops early decodes only what it
+    takes. Bytes left after the last record are an error only once the last record was taken."""
     if not isinstance(data, bytes):
         data = bytes(data)
-    records: list[Record] = []
     end_all = len(data)
     pos = 0
     if count < 0:
         raise DecodeError(f"negative record count {count}")
-    for index in range(count):
+    for index in range(min(max(start, 0), count)):
+        if pos >= end_all:
+            raise DecodeError(f"batch declares {count} records but holds only {index}")
+        length, pos = _varint(data, pos, end_all, 32, "length")
+        if length < 0 or length > end_all - pos:
+            raise DecodeError(f"record {index} declares {length} bytes but only {end_all - pos} remain")
+        pos += length
+    for index in range(max(start, 0), count):
         if pos >= end_all:
             raise DecodeError(f"batch declares {count} records but holds only {index}")
         length, pos = _varint(data, pos, end_all, 32, "length")
@@ -149,21 +173,18 @@ def decode_records(
             timestamp = base_timestamp + timestamp_delta
             if not INT64_MIN <= timestamp <= INT64_MAX:
                 timestamp = wrap_int64(timestamp)
-        records.append(
-            Record(
-                offset=offset,
-                timestamp=timestamp,
-                key=key,
-                value=value,
-                headers=headers,
-                attributes=attributes,
-                offset_delta=offset_delta,
-                timestamp_delta=timestamp_delta,
-            )
+        yield Record(
+            offset=offset,
+            timestamp=timestamp,
+            key=key,
+            value=value,
+            headers=headers,
+            attributes=attributes,
+            offset_delta=offset_delta,
+            timestamp_delta=timestamp_delta,
         )
     if pos != end_all:
         raise DecodeError(f"{end_all - pos} bytes left after the {count} records the batch declares")
-    return records
 
 
 # -- the structural walk ------------------------------------------------------------------------
