@@ -353,20 +353,28 @@ def convert_to_v2(
     )
 
 
-def convert_from_v2(batches: Iterable[RecordBatch], magic: int, *, first_offset: int = 0) -> bytes:
+def convert_from_v2(
+    batches: Iterable[RecordBatch], magic: int, *, first_offset: int = 0, max_records: int | None = None
+) -> bytes:
     """v2 batches as a v0/v1 message set (Kafka's down-conversion for Fetch v0-v3).
 
     Offsets are kept; headers are dropped; control batches are skipped, as are empty ones. An
     uncompressed batch becomes one message per record, leaving out records before `first_offset`
     (the fetch offset, as Kafka does); a compressed batch becomes one wrapper with the same codec.
     zstd cannot be expressed in magic 0/1: EncodeError (Kafka's UNSUPPORTED_COMPRESSION_TYPE).
+    With `max_records`, the conversion stops before a batch that would take the records converted past
+    it (the first batch is always converted): the work of one call stays bounded, the reader asks again.
     """
     if magic not in (0, 1):
         raise EncodeError(f"legacy message sets have magic 0 or 1, not {magic}")
     out = bytearray()
+    converted = 0
     for batch in batches:
         if batch.is_control:
             continue
+        if max_records is not None and converted and converted + batch.record_count > max_records:
+            break
+        converted += max(batch.record_count, 0)
         codec = batch.codec
         if codec == Codec.ZSTD:
             raise EncodeError("zstd batches cannot be down-converted to magic 0/1")
