@@ -1,9 +1,10 @@
 """A v2 record batch (magic 2, Kafka 0.11+) as a view over its bytes, the way the broker uses it.
 
 The broker keeps the batches producers send as bytes. On produce it reads the 61-byte header,
-validates (length, magic, CRC-32C over attributes..end, counts), assigns the base offset and the
-partition leader epoch in place (both lie before the CRC'd range, so no recompute) and stores the
-bytes; records are decoded only where the broker must (compaction, inspection).
+validates (length, magic, CRC-32C over attributes..end, counts), walks every record without building it
+(record.check_records), assigns the base offset and the partition leader epoch in place (both lie before
+the CRC'd range, so no recompute) and stores the bytes; records are decoded only where the broker must
+(compaction, inspection), one at a time (iter_records).
 
 Layout (Kafka's DefaultRecordBatch; offsets in bytes from the start of the batch):
 
