@@ -190,6 +190,21 @@ def test_a_legacy_message_set_over_the_bound_is_message_too_large(mockbroker: Mo
     assert produce(client, "t", ok, version=2).error_code == ErrorCode.NONE
 
 
+def test_a_magic_1_wrapper_of_two_million_messages_is_refused_before_they_are_parsed(
+        mockbroker: MockBroker, client: RawClient, work: dict[str, list[Any]]) -> None:
+    # The legacy bomb: one gzip wrapper around 2 million minimal v1 messages. The inner entries are
+    # counted by hopping over their sizes; past the bound nothing is parsed or converted.
+    mockbroker.create_topic("t")
+    one = _encode_message(0, 1, 0, 0, None, None)
+    wrapper = _encode_message(0, 1, Codec.GZIP, 0, None, compression.compress(Codec.GZIP, one * 2_000_000))
+    p = produce(client, "t", wrapper, version=2)
+    assert (p.error_code, p.base_offset) == (ErrorCode.MESSAGE_TOO_LARGE, -1)
+    assert mockbroker.batches("t", 0) == [] and work["walked"] == []
+    # Measured in the broker: decompressing the 68 MB and counting the entries (parsing every message took
+    # 6 s on a quiet machine).
+    assert max(work["append_seconds"]) < 5.0
+
+
 def test_a_zstd_bomb_of_two_million_records_is_refused_before_it_is_decompressed(
         mockbroker: MockBroker, client: RawClient, work: dict[str, list[Any]]) -> None:
     # ~1.5 KB on the wire, 2 million minimal records inside: refused on its declared count alone.
