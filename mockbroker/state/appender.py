@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mockbroker.errors import ErrorCode, KafkaError
-from mockbroker.protocol.errors import DecodeError, LimitExceeded
+from mockbroker.protocol.errors import CompressionError, DecodeError, LimitExceeded
 from mockbroker.protocol.records.batch import InvalidRecordError, RecordBatch
 from mockbroker.protocol.records.legacy import convert_to_v2
 from mockbroker.state.cluster import Partition
@@ -68,6 +68,8 @@ class Appender:
                 raise RejectedBeforeAppend(ErrorCode.MESSAGE_TOO_LARGE, f"{exc} in {tp}") from None
             except InvalidRecordError as exc:
                 raise KafkaError(ErrorCode.INVALID_RECORD, f"{exc} in topic partition {tp}") from None
+            except CompressionError as exc:  # as a v2 batch's payload: Kafka's KafkaException
+                raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Failed to decompress record stream: {exc}") from None
             except DecodeError as exc:
                 raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
             spans = batch_spans(records, tp)

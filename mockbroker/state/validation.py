@@ -224,7 +224,7 @@ def _records_section(batch: RecordBatch, topic_partition: str) -> bytes:
         return compression.decompress(codec, batch.buffer[RECORD_BATCH_OVERHEAD:], max_size=MAX_DECOMPRESSED_BYTES)
     except LimitExceeded as exc:
         raise RejectedBeforeAppend(ErrorCode.MESSAGE_TOO_LARGE, f"{exc} in {topic_partition}") from None
-    except DecodeError as exc:
+    except DecodeError as exc:  # CompressionError, or the codec's own checks
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR,
                          f"Failed to decompress record stream in {topic_partition}: {exc}") from None
 

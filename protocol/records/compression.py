@@ -32,7 +32,7 @@ import lz4.frame
 import snappy
 import zstandard
 
-from ..errors import DecodeError, EncodeError, LimitExceeded
+from ..errors import CompressionError, DecodeError, EncodeError, LimitExceeded
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
@@ -86,8 +86,8 @@ def compress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
 def decompress(
     codec: int, data: bytes | bytearray | memoryview, *, max_size: int = DEFAULT_MAX_SIZE
 ) -> bytes:
-    """Decompress `data`; DecodeError if it is malformed or truncated, LimitExceeded (a DecodeError) if it
-    is larger than `max_size`."""
+    """Decompress `data`; CompressionError if it is malformed or truncated, LimitExceeded if it is larger
+    than `max_size` (both DecodeErrors)."""
     codec = _codec(codec, DecodeError)
     if codec == NONE:
         if len(data) > max_size:
@@ -96,12 +96,14 @@ def decompress(
     decoder = _DECODERS[codec]
     try:
         return decoder(memoryview(data).cast("B"), max_size)
-    except DecodeError:
+    except (LimitExceeded, CompressionError):
         raise
+    except DecodeError as exc:
+        raise CompressionError(str(exc)) from None
     except MemoryError:
         raise DecodeError(f"{_NAMES[codec]} data needs more memory than is available") from None
     except Exception as exc:  # lz4, snappy, zstandard and zlib raise their own exception types
-        raise DecodeError(f"invalid {_NAMES[codec]} data: {exc}") from None
+        raise CompressionError(f"invalid {_NAMES[codec]} data: {exc}") from None
 
 
 # -- helpers ------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..errors import DecodeError, EncodeError, LimitExceeded
+from ..errors import CompressionError, DecodeError, EncodeError, LimitExceeded
 from . import compression
 from .batch import (
     LOG_APPEND_TIME,
@@ -169,7 +169,10 @@ def _decompress(message: LegacyMessage, max_size: int) -> bytes:
         raise CorruptRecordError(f"compressed message at offset {message.offset} has a null value")
     data: bytes = message.value
     if codec == Codec.LZ4:
-        data = compression.lz4_fix_header_checksum(data)
+        try:
+            data = compression.lz4_fix_header_checksum(data)
+        except DecodeError as exc:
+            raise CompressionError(str(exc)) from None
     return compression.decompress(codec, data, max_size=max_size)
 
 

@@ -332,3 +332,13 @@ def test_a_magic_0_message_inside_a_magic_1_wrapper_is_invalid_record(mockbroker
     p = produce(client, "t", wrapper, version=2)
     assert (p.error_code, p.base_offset) == (ErrorCode.INVALID_RECORD, -1)
     assert mockbroker.batches("t", 0) == []
+
+
+def test_a_wrapper_whose_payload_does_not_decompress_is_unknown_server_error(mockbroker: MockBroker,
+                                                                             client: RawClient) -> None:
+    # As a v2 batch's: Kafka's legacy reader throws a KafkaException for a payload its codec cannot read.
+    mockbroker.create_topic("t")
+    wrapper = _encode_message(0, 1, Codec.GZIP, 0, None, b"\x1f\x8b" + bytes(range(40)))
+    p = produce(client, "t", wrapper, version=2)
+    assert (p.error_code, p.base_offset) == (ErrorCode.UNKNOWN_SERVER_ERROR, -1)
+    assert mockbroker.batches("t", 0) == []
