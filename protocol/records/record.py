@@ -116,7 +116,7 @@ def iter_records(
             raise DecodeError(
                 f"record {index} declares {length} bytes but only {end_all - pos} remain at offset {pos}"
             )
-        start = pos
+        record_start = pos
         end = pos + length
         if pos >= end:
             raise DecodeError(f"record {index} is empty at offset {pos}")
@@ -162,7 +162,7 @@ def iter_records(
             headers.append((hkey, hvalue))
         if pos != end:
             raise DecodeError(
-                f"record {index} declares {length} bytes but its fields use {pos - start} (invalid record size)"
+                f"record {index} declares {length} bytes but its fields use {pos - record_start} (invalid record size)"
             )
         offset = base_offset + offset_delta
         if not INT64_MIN <= offset <= INT64_MAX:
