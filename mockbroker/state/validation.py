@@ -27,6 +27,8 @@ Rules per batch (Kafka's UnifiedLog.analyzeAndValidateRecords and LogValidator),
   producer marked LogAppendTime: its max timestamp is every record's);
 - a keyless record on a compacted topic: INVALID_RECORD with record_errors (INVALID_TIMESTAMP when
   another record of the batch has a timestamp error; a record gets its key error first).
+An accepted batch on a CreateTime topic gets its records' largest timestamp as max timestamp and the
+CreateTime type (LogValidator's setMaxTimestamp), the CRC recomputed only when that changes the header.
 
 Errors Kafka answers without log append info (log start offset -1 in the response) are raised as
 `RejectedBeforeAppend`: the request-level checks, CORRUPT_MESSAGE and MESSAGE_TOO_LARGE.
@@ -44,6 +46,7 @@ from mockbroker.protocol.errors import DecodeError, LimitExceeded
 from mockbroker.protocol.records import compression
 from mockbroker.protocol.records.batch import (
     ATTRIBUTES,
+    CREATE_TIME,
     LOG_APPEND_TIME,
     LOG_OVERHEAD,
     NO_TIMESTAMP,
@@ -258,7 +261,7 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
         high = now_ms + after - base_ts if after != LONG_MAX else INT64_MAX + 2**64
         deltas = (low, high)
     try:
-        found = check_records(data, count, keys_required=compacted, timestamp_deltas=deltas)
+        found, max_delta = check_records(data, count, keys_required=compacted, timestamp_deltas=deltas)
     except InvalidRecordError as exc:
         raise KafkaError(ErrorCode.INVALID_RECORD, f"{exc} in topic partition {topic_partition}") from None
     errors: list[RecordError] = []
@@ -293,6 +296,8 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
                                   _timestamp_message(max_ts, i, now_ms, before, after))
                       for i in range(count)]
     if not errors:
+        if not config.log_append_time and max_delta is not None:
+            _set_max_timestamp(batch, client_append_time, max(NO_TIMESTAMP, wrap_int64(base_ts + max_delta)))
         return
     # Kafka's LogValidator.processRecordErrors: INVALID_TIMESTAMP if any record has a timestamp error, else
     # INVALID_RECORD; record_errors list every record either way.
@@ -303,6 +308,15 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
     raise BatchRejected(ErrorCode.INVALID_RECORD,
                         f"One or more records have been rejected due to {len(errors)} record errors in total, and "
                         f"only showing the first three errors at most: [{shown}]", errors)
+
+
+def _set_max_timestamp(batch: RecordBatch, client_append_time: bool, max_timestamp: int) -> None:
+    """As LogValidator on a CreateTime topic: the batch's max timestamp is its records' largest (a producer's
+    wrong header value is corrected) and its timestamp type CreateTime; the CRC is recomputed only then."""
+    if client_append_time:
+        max_timestamp = batch.max_timestamp  # every record's timestamp was the batch's max timestamp
+    if client_append_time or batch.max_timestamp != max_timestamp:
+        batch.set_max_timestamp(CREATE_TIME, max_timestamp)
 
 
 def _timestamp_message(timestamp: int, offset: int, now_ms: int, before: int, after: int) -> str:

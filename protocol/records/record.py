@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..errors import DecodeError, ErrorCode
 
@@ -210,13 +211,21 @@ def _slow_varint(data: bytes, pos: int, bits: int) -> tuple[int, int]:
     raise InvalidRecordError(f"Found invalid record structure: varint too long at offset {pos}")
 
 
+class RecordsChecked(NamedTuple):
+    """What check_records found besides the structure: the records that break a per-record rule, and the
+    largest timestamp delta (None without records), from which the broker sets the batch's max timestamp."""
+
+    errors: list[tuple[int, int | None]]
+    max_timestamp_delta: int | None
+
+
 def check_records(
     data: bytes,
     count: int,
     *,
     keys_required: bool = False,
     timestamp_deltas: tuple[int, int] | None = None,
-) -> list[tuple[int, int | None]]:
+) -> RecordsChecked:
     """Walk exactly `count` records filling all of `data` (an uncompressed records section) without
     building them, checking what Kafka's DefaultRecord.readFrom and the batch's record iterator check:
     well-formed varints in range, a record body of exactly its declared length, key, value and headers
@@ -226,11 +235,13 @@ def check_records(
     The work is one pass over the varints (values and keys are skipped, not copied), and it stops at
     the first error; at most `count` records are walked.
 
-    Returns the records that break a per-record rule (Kafka's RecordError), in order and one per
-    record: (index, None) for a record without a key when `keys_required` (a compacted topic), else
-    (index, timestamp delta) for a timestamp delta outside `timestamp_deltas` (low, high, inclusive).
+    Returns, as `errors`, the records that break a per-record rule (Kafka's RecordError), in order and
+    one per record: (index, None) for a record without a key when `keys_required` (a compacted topic),
+    else (index, timestamp delta) for a timestamp delta outside `timestamp_deltas` (low, high,
+    inclusive); and the largest timestamp delta.
     """
     found: list[tuple[int, int | None]] = []
+    max_delta: int | None = None
     end_all = len(data)
     pos = 0
     index = 0
@@ -268,6 +279,8 @@ def check_records(
             else:
                 b, pos = _slow_varint(data, pos, 64)
             ts_delta = (b >> 1) ^ -(b & 1)
+            if max_delta is None or ts_delta > max_delta:
+                max_delta = ts_delta
             # offset delta
             b = data[pos]
             if b < 0x80:
@@ -336,7 +349,7 @@ def check_records(
         raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
     if pos != end_all:
         raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
-    return found
+    return RecordsChecked(found, max_delta)
 
 
 def _skip_headers(data: bytes, pos: int, end: int, header_count: int) -> int:

@@ -342,3 +342,22 @@ def test_a_wrapper_whose_payload_does_not_decompress_is_unknown_server_error(moc
     p = produce(client, "t", wrapper, version=2)
     assert (p.error_code, p.base_offset) == (ErrorCode.UNKNOWN_SERVER_ERROR, -1)
     assert mockbroker.batches("t", 0) == []
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.ZSTD])
+def test_a_wrong_max_timestamp_is_set_to_the_records_largest(mockbroker: MockBroker, client: RawClient,
+                                                             codec: Codec) -> None:
+    # LogValidator sets the batch's max timestamp from its records (CreateTime topic), so ListOffsets by
+    # timestamp and the time index see the real one; a producer's LogAppendTime flag becomes CreateTime.
+    mockbroker.create_topic("t")
+    now = int(time.time() * 1000)
+    wrong = bytearray(make_batch(b"a", b"b", timestamps=[now - 10, now], codec=codec))
+    struct.pack_into(">q", wrong, MAX_TIMESTAMP, now - 500)
+    RecordBatch(wrong).update_crc()
+    assert produce(client, "t", wrong).error_code == ErrorCode.NONE
+    flagged = _client_log_append_time(make_batch(b"c", timestamps=[now - 1000], codec=codec), now - 20)
+    assert produce(client, "t", flagged).error_code == ErrorCode.NONE
+    first, second = mockbroker.batches("t", 0)
+    assert (first.max_timestamp, first.timestamp_type) == (now, 0)
+    assert (second.max_timestamp, second.timestamp_type) == (now - 20, 0)
+    assert all(RecordBatch(bytearray(b.raw)).is_valid() for b in (first, second))  # CRCs recomputed
