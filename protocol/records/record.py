@@ -244,112 +244,116 @@ def check_records(
     max_delta: int | None = None
     end_all = len(data)
     pos = 0
-    index = 0
     check_time = timestamp_deltas is not None
     low, high = timestamp_deltas if timestamp_deltas is not None else (0, 0)
+    # The hot path of Produce: each varint is read raw with one- and two-byte fast paths (a raw varint is
+    # 2n for n >= 0, 2|n| - 1 for n < 0) and zigzag-decoded only where its value is needed.
     try:
-        while index < count:
-            # length
+        for index in range(count):
+            # length: not negative (raw even), inside the data, at least the smallest body
             b = data[pos]
             if b < 0x80:
                 pos += 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
             else:
-                b, pos = _slow_varint(data, pos, 32)
-            length = (b >> 1) ^ -(b & 1)
-            if length > end_all - pos:
-                raise InvalidRecordError(
-                    f"Invalid record size: expected {length} bytes in record payload, but instead the buffer "
-                    f"has only {end_all - pos} remaining bytes."
-                )
-            if length < MIN_RECORD_BODY:
-                raise InvalidRecordError(f"Found invalid record structure: record {index} declares {length} bytes")
+                c = data[pos + 1]
+                if c < 0x80:
+                    b = (b & 0x7F) | (c << 7)
+                    pos += 2
+                else:
+                    b, pos = _slow_varint(data, pos, 32)
+            length = b >> 1
             end = pos + length
-            start = pos
+            if b & 1 or end > end_all or length < MIN_RECORD_BODY:
+                _bad_length((b >> 1) ^ -(b & 1), end_all - pos, index)
             # attributes (not checked, as Kafka), timestamp delta
-            pos += 1
-            b = data[pos]
+            b = data[pos + 1]
             if b < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
                 pos += 2
             else:
-                b, pos = _slow_varint(data, pos, 64)
+                c = data[pos + 2]
+                if c < 0x80:
+                    b = (b & 0x7F) | (c << 7)
+                    pos += 3
+                else:
+                    b, pos = _slow_varint(data, pos + 1, 64)
             ts_delta = (b >> 1) ^ -(b & 1)
             if max_delta is None or ts_delta > max_delta:
                 max_delta = ts_delta
-            # offset delta
+            # offset delta: the index (raw 2 * index)
             b = data[pos]
             if b < 0x80:
                 pos += 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
             else:
-                b, pos = _slow_varint(data, pos, 32)
-            offset_delta = (b >> 1) ^ -(b & 1)
-            if offset_delta != index:
-                raise InvalidRecordError(f"Inner record offset delta {offset_delta} should be {index}")
-            # key
-            b = data[pos]
-            if b < 0x80:
+                c = data[pos + 1]
+                if c < 0x80:
+                    b = (b & 0x7F) | (c << 7)
+                    pos += 2
+                else:
+                    b, pos = _slow_varint(data, pos, 32)
+            if b != index << 1:
+                raise InvalidRecordError(f"Inner record offset delta {(b >> 1) ^ -(b & 1)} should be {index}")
+            # key: a negative length (raw odd) is null, as Kafka's Utils.readBytes reads it
+            key = data[pos]
+            if key < 0x80:
                 pos += 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
             else:
-                b, pos = _slow_varint(data, pos, 32)
-            key_len = (b >> 1) ^ -(b & 1)
-            if key_len > 0:
-                pos += key_len
+                c = data[pos + 1]
+                if c < 0x80:
+                    key = (key & 0x7F) | (c << 7)
+                    pos += 2
+                else:
+                    key, pos = _slow_varint(data, pos, 32)
+            if not key & 1:
+                pos += key >> 1
                 if pos > end:
                     raise InvalidRecordError(f"Found invalid record structure: record {index} key runs past the record")
             # value
             b = data[pos]
             if b < 0x80:
                 pos += 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
             else:
-                b, pos = _slow_varint(data, pos, 32)
-            value_len = (b >> 1) ^ -(b & 1)
-            if value_len > 0:
-                pos += value_len
+                c = data[pos + 1]
+                if c < 0x80:
+                    b = (b & 0x7F) | (c << 7)
+                    pos += 2
+                else:
+                    b, pos = _slow_varint(data, pos, 32)
+            if not b & 1:
+                pos += b >> 1
                 if pos > end:
                     raise InvalidRecordError(
                         f"Found invalid record structure: record {index} value runs past the record"
                     )
-            # headers
-            b = data[pos]
-            if b < 0x80:
-                pos += 1
-            elif data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                pos += 2
-            else:
+            # headers: none (one zero byte) is the usual case
+            if data[pos]:
                 b, pos = _slow_varint(data, pos, 32)
-            header_count = (b >> 1) ^ -(b & 1)
-            if header_count:
-                pos = _skip_headers(data, pos, end, header_count)
+                pos = _skip_headers(data, pos, end, (b >> 1) ^ -(b & 1))
+            else:
+                pos += 1
             if pos != end:
                 raise InvalidRecordError(
                     f"Invalid record size: expected to read {length} bytes in record payload, but instead read "
-                    f"{pos - start}"
+                    f"{length + pos - end}"
                 )
-            if keys_required and key_len < 0:
+            if keys_required and key & 1:
                 found.append((index, None))
             elif check_time and not low <= ts_delta <= high:
                 found.append((index, ts_delta))
-            index += 1
     except IndexError:
         raise InvalidRecordError("Incorrect declared batch size, premature EOF reached") from None
     if pos != end_all:
         raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
     return RecordsChecked(found, max_delta)
+
+
+def _bad_length(length: int, remaining: int, index: int) -> None:
+    """The error of a record length that is negative, past the data or below the smallest record body."""
+    if length > remaining:
+        raise InvalidRecordError(
+            f"Invalid record size: expected {length} bytes in record payload, but instead the buffer has only "
+            f"{remaining} remaining bytes."
+        )
+    raise InvalidRecordError(f"Found invalid record structure: record {index} declares {length} bytes")
 
 
 def _skip_headers(data: bytes, pos: int, end: int, header_count: int) -> int:
