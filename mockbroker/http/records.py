@@ -34,11 +34,11 @@ def _matches(r: RecordInfo, key: str | None, from_ms: int | None, to_ms: int | N
     return True
 
 
-def _index_of(b: StoredBatch, offset: int) -> int:
+def _index_of(b: StoredBatch, offset: int) -> int | None:
     """The index in `b` of the record at `offset` (clamped to the batch) when the batch's offsets are
-    contiguous (as Produce stores them: offset deltas 0..n-1); 0 when they are not (a compacted batch)."""
+    contiguous (as Produce stores them: offset deltas 0..n-1); None when they are not (a compacted batch)."""
     if b.record_count != b.last_offset - b.base_offset + 1:
-        return 0
+        return None
     return min(max(offset - b.base_offset, 0), b.record_count)
 
 
@@ -52,7 +52,9 @@ def _newest_first(topic: str, p: Partition, below: int) -> Iterator[RecordInfo]:
         if b.base_offset > below or b.is_control:
             continue
         view = b.view()
-        end = _index_of(b, below + 1) if b.record_count == b.last_offset - b.base_offset + 1 else b.record_count
+        end = _index_of(b, below + 1)
+        if end is None:
+            end = b.record_count
         window = 8
         while end > 0:
             first = max(end - window, 0)
@@ -85,7 +87,7 @@ def read_records(topic: str, parts: list[Partition], *, order: str, offset: int 
             if b.is_control:
                 next_offsets[p.index] = b.last_offset + 1
                 continue
-            for rec in b.view().iter_records(_index_of(b, first)):
+            for rec in b.view().iter_records(_index_of(b, first) or 0):
                 if rec.offset < first:
                     continue
                 if len(out) >= limit:
