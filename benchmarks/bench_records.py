@@ -4,11 +4,14 @@ Run: python benchmarks/bench_records.py [--mib 64] [--repeat 3]
 
 Measures, on 1 MiB batches of 1 KiB records (uncompressed unless said otherwise):
 - header parse: RecordBatch(view) + all 13 header fields (what produce needs before validating)
-- validate + header parse: the above plus the CRC-32C and the field checks (the produce hot path)
+- validate + header parse: the above plus the CRC-32C and the field checks
+- validate + walk records: the above plus check_records over every record (the produce hot path since
+  Produce validates every record, issue #20), also on 1 MiB batches of 100 B records
 - iter_batches: splitting a blob of concatenated batches into views
 - in-place edits: set_base_offset + set_partition_leader_epoch (offset assignment)
 - build: build_batch, per codec (records/s and MB/s of record payload)
 - iterate: records() per codec (decompress + decode), next to kafka-python's reader as a peer
+- decompress + walk: what Produce does with a compressed batch, per codec
 
 Not a test: prints numbers, asserts nothing. Best of `--repeat` runs (default 5).
 """
@@ -25,8 +28,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mockbroker.protocol.records.batch import Codec, RecordBatch, iter_batches  # noqa: E402
 from mockbroker.protocol.records.builder import RecordInput, build_batch  # noqa: E402
+from mockbroker.protocol.records.record import check_records  # noqa: E402
 
 RECORD_SIZE = 1024
+SMALL_RECORD_SIZE = 100
 BATCH_BYTES = 1 << 20
 MIB = 1 << 20
 
@@ -41,16 +46,21 @@ def best_of(repeat: int, func: Callable[[], object]) -> float:
     return best
 
 
-def sample_records(count: int) -> list[RecordInput]:
+def sample_records(count: int, size: int = RECORD_SIZE) -> list[RecordInput]:
     # Half random (incompressible), half repetitive, so the codecs have some work to do.
     return [
         RecordInput(
             key=f"key-{i:08d}".encode(),
-            value=os.urandom(RECORD_SIZE // 2) + (b"%08d" % i) * (RECORD_SIZE // 16),
+            value=os.urandom(size // 2) + (b"%08d" % i) * (size // 16),
             timestamp=1_700_000_000_000 + i,
         )
         for i in range(count)
     ]
+
+
+def walk(batch: RecordBatch) -> None:
+    """What Produce does with a batch's records: decompress, then the structural walk (no Record built)."""
+    check_records(batch.records_section(), batch.record_count)
 
 
 def report(name: str, seconds: float, megabytes: float | None = None, items: int | None = None) -> None:
@@ -109,6 +119,30 @@ def main() -> None:
     report(
         "validate (CRC-32C + checks) + header parse", best_of(args.repeat, validate), total_mb, len(batches)
     )
+
+    def validate_and_walk(bufs: list[bytearray]) -> None:
+        for buf in bufs:
+            batch = RecordBatch(buf)
+            batch.header()
+            batch.validate(producer_batch=True)
+            walk(batch)
+
+    report("validate + walk records, 1 KiB records", best_of(args.repeat, lambda: validate_and_walk(batches)),
+           total_mb, len(batches) * per_batch)
+    small_per_batch = BATCH_BYTES // (SMALL_RECORD_SIZE + 10)
+    small = build_batch(sample_records(small_per_batch, SMALL_RECORD_SIZE), producer_id=1, producer_epoch=0,
+                        base_sequence=0)
+    small_batches = [bytearray(small) for _ in range(max(args.mib // 4, 1))]
+    small_mb = sum(len(b) for b in small_batches) / MIB
+
+    def validate_small() -> None:
+        for buf in small_batches:
+            RecordBatch(buf).validate(producer_batch=True)
+
+    report("validate (CRC-32C + checks), 100 B records", best_of(args.repeat, validate_small), small_mb,
+           len(small_batches) * small_per_batch)
+    report("validate + walk records, 100 B records", best_of(args.repeat, lambda: validate_and_walk(small_batches)),
+           small_mb, len(small_batches) * small_per_batch)
     report("iter_batches over one blob", best_of(args.repeat, split), total_mb, len(batches))
     report("assign base offset + leader epoch in place", best_of(args.repeat, assign), total_mb, len(batches))
     print()
@@ -129,6 +163,12 @@ def main() -> None:
         report(
             f"records() {codec.name.lower()}",
             best_of(args.repeat, lambda d=data: RecordBatch(d).records()),  # type: ignore[misc]
+            payload_mb,
+            len(records),
+        )
+        report(
+            f"decompress + walk {codec.name.lower()} (produce)",
+            best_of(args.repeat, lambda d=data: walk(RecordBatch(d))),  # type: ignore[misc]
             payload_mb,
             len(records),
         )

@@ -34,6 +34,17 @@ class EncodeError(ProtocolError):
     """A value that cannot be encoded for the requested version."""
 
 
+class CompressionError(DecodeError):
+    """A compressed payload its codec cannot read: malformed, truncated, not that codec (Kafka's broker
+    answers UNKNOWN_SERVER_ERROR: its KafkaException "Failed to decompress record stream")."""
+
+
+class LimitExceeded(DecodeError):
+    """Well-formed input past a bound the reader keeps to bound its work: more records than allowed in
+    one batch, or a batch that decompresses to more bytes than allowed (the broker answers
+    MESSAGE_TOO_LARGE)."""
+
+
 class FrameTooLarge(DecodeError):
     """A frame's length prefix is above the configured maximum (checked before allocating)."""
 

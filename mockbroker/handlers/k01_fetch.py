@@ -34,7 +34,8 @@
   other side of v13 (topic ids). An incremental fetch that leaves its session with no partitions closes
   it and is answered sessionless (session id 0).
 - v0-v3: batches are down-converted to magic 0 (v0-v1) or magic 1 (v2-v3), as Kafka 3.x did (records
-  below the fetch offset of an uncompressed batch left out). A zstd batch cannot be down-converted and a
+  below the fetch offset of an uncompressed batch left out); at most mockbroker.max.records.per.batch
+  records per partition are converted per fetch (the first batch always), the client fetches the rest. A zstd batch cannot be down-converted and a
   topic with compression.type zstd cannot be fetched before v10: UNSUPPORTED_COMPRESSION_TYPE.
 """
 
@@ -60,6 +61,7 @@ from mockbroker.state.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, FetchSes
 from mockbroker.state.log import PartitionLog
 from mockbroker.state.replica_selection import preferred_read_replica
 from mockbroker.state.replicas import end_of, follower_high_watermark
+from mockbroker.state.validation import MAX_RECORDS_PER_BATCH
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -205,11 +207,12 @@ def _want_from_request(ctx: RequestContext, t: Msg, p: Msg, by_id: bool) -> Sess
     )
 
 
-def _down_convert(chunks: list[memoryview], version: int, fetch_offset: int) -> list[Any]:
-    """Kafka 3.x's down-conversion: records below the fetch offset of uncompressed batches are left out."""
+def _down_convert(chunks: list[memoryview], version: int, fetch_offset: int, max_records: int) -> list[Any]:
+    """Kafka 3.x's down-conversion: records below the fetch offset of uncompressed batches are left out.
+    Bounded: at most mockbroker.max.records.per.batch records per partition (the first batch always)."""
     magic = 0 if version <= 1 else 1
     batches = [RecordBatch(c) for c in chunks]
-    return [convert_from_v2(batches, magic, first_offset=fetch_offset)]
+    return [convert_from_v2(batches, magic, first_offset=fetch_offset, max_records=max_records)]
 
 
 def _fail(r: PartitionRead, code: int) -> None:
@@ -225,13 +228,14 @@ def _records_for(version: int, r: PartitionRead) -> Any:
     (UNSUPPORTED_COMPRESSION_TYPE)."""
     if version < 10 and r.partition is not None and r.partition.topic.config.get("compression.type") == "zstd":
         _fail(r, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
-    elif version <= 3 and r.chunks:
+    elif version <= 3 and r.chunks and r.partition is not None:
         try:
-            return _down_convert(r.chunks, version, r.want.fetch_offset)
+            limit = int(r.partition.topic.config.broker.get(MAX_RECORDS_PER_BATCH))
+            return _down_convert(r.chunks, version, r.want.fetch_offset, limit)
         except EncodeError:
             _fail(r, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
         except DecodeError:
-            # Stored records that cannot be read (produce validates batch headers and CRCs only).
+            # Stored records that cannot be read (a batch stored past validation, as a log written before may hold).
             _fail(r, ErrorCode.CORRUPT_MESSAGE)
     return r.chunks
 

@@ -34,15 +34,36 @@ def _matches(r: RecordInfo, key: str | None, from_ms: int | None, to_ms: int | N
     return True
 
 
+def _index_of(b: StoredBatch, offset: int) -> int | None:
+    """The index in `b` of the record at `offset` (clamped to the batch) when the batch's offsets are
+    contiguous (as Produce stores them: offset deltas 0..n-1); None when they are not (a compacted batch)."""
+    if b.record_count != b.last_offset - b.base_offset + 1:
+        return None
+    return min(max(offset - b.base_offset, 0), b.record_count)
+
+
 def _newest_first(topic: str, p: Partition, below: int) -> Iterator[RecordInfo]:
-    """Records of `p` at or below offset `below`, newest first."""
+    """Records of `p` at or below offset `below`, newest first. Each batch is decoded backwards in windows
+    that double (hopping over the records before each window), so a reader that stops after a few records
+    decodes little more than it takes, however many records the batch holds."""
     batches: list[StoredBatch] = p.log.batches
+    start_offset = p.log.log_start_offset
     for b in reversed(batches):
         if b.base_offset > below or b.is_control:
             continue
-        recs = [rec for rec in b.view().records() if rec.offset <= below and rec.offset >= p.log.log_start_offset]
-        for rec in reversed(recs):
-            yield record_info(topic, p.index, b, rec)
+        view = b.view()
+        end = _index_of(b, below + 1)
+        if end is None:
+            end = b.record_count
+        window = 8
+        while end > 0:
+            first = max(end - window, 0)
+            taken = [rec for _, rec in zip(range(end - first), view.iter_records(first), strict=False)]
+            for rec in reversed(taken):
+                if start_offset <= rec.offset <= below:
+                    yield record_info(topic, p.index, b, rec)
+            end = first
+            window *= 2
 
 
 def read_records(topic: str, parts: list[Partition], *, order: str, offset: int | None, limit: int,
@@ -66,7 +87,7 @@ def read_records(topic: str, parts: list[Partition], *, order: str, offset: int 
             if b.is_control:
                 next_offsets[p.index] = b.last_offset + 1
                 continue
-            for rec in b.view().records():
+            for rec in b.view().iter_records(_index_of(b, first) or 0):
                 if rec.offset < first:
                     continue
                 if len(out) >= limit:

@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mockbroker.errors import ErrorCode
-from mockbroker.protocol.errors import DecodeError
-from mockbroker.protocol.records.batch import RecordBatch
+from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.protocol.errors import CompressionError, DecodeError, LimitExceeded
+from mockbroker.protocol.records.batch import InvalidRecordError, RecordBatch
 from mockbroker.protocol.records.legacy import convert_to_v2
 from mockbroker.state.cluster import Partition
 from mockbroker.state.validation import (
+    MAX_RECORDS_PER_BATCH,
     RejectedBeforeAppend,
     batch_spans,
     split_batches,
@@ -59,8 +60,16 @@ class Appender:
         if not spans:
             return AppendResult(-1, -1, log.log_start_offset)
         if spans[0][2] < 2:
+            # Bounded as v2 batches are: more messages than mockbroker.max.records.per.batch (a wrapper's inner
+            # ones counted) is refused before they are parsed.
             try:
-                records = memoryview(convert_to_v2(records))
+                records = memoryview(convert_to_v2(records, max_messages=int(config.broker.get(MAX_RECORDS_PER_BATCH))))
+            except LimitExceeded as exc:
+                raise RejectedBeforeAppend(ErrorCode.MESSAGE_TOO_LARGE, f"{exc} in {tp}") from None
+            except InvalidRecordError as exc:
+                raise KafkaError(ErrorCode.INVALID_RECORD, f"{exc} in topic partition {tp}") from None
+            except CompressionError as exc:  # as a v2 batch's payload: Kafka's KafkaException
+                raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Failed to decompress record stream: {exc}") from None
             except DecodeError as exc:
                 raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
             spans = batch_spans(records, tp)

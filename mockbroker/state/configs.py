@@ -118,6 +118,9 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("unclean.leader.election.interval.ms", ConfigType.LONG, 300000),
         # Not Kafka's: how long (broker clock) the new replicas of a reassignment take to catch up; 0: at once.
         ConfigDef("mockbroker.reassignment.ms", ConfigType.LONG, 0),
+        # Not Kafka's: the most records one produced batch may hold (state/validation.py); more is answered
+        # MESSAGE_TOO_LARGE before any record is read, so no batch keeps the event loop busy for long.
+        ConfigDef("mockbroker.max.records.per.batch", ConfigType.INT, 200000),
     ]
 }
 # Every topic config's broker fallback is a broker config too.

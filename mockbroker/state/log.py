@@ -175,7 +175,7 @@ class PartitionLog:
         for b in self.batches:
             if b.is_control:
                 continue
-            for rec in b.view().records():
+            for rec in b.view().iter_records():
                 if rec.offset >= self.log_start_offset:
                     yield b, rec
 
@@ -187,7 +187,7 @@ class PartitionLog:
         for b in self.batches[i:]:
             if b.max_timestamp < target_ms or b.is_control:
                 continue
-            for rec in b.view().records():
+            for rec in b.view().iter_records():  # decoded one at a time: the search stops at the first match
                 if rec.offset >= self.log_start_offset and rec.timestamp >= target_ms:
                     return rec.offset, rec.timestamp, b.leader_epoch
         return None
@@ -202,7 +202,7 @@ class PartitionLog:
                 best = b
         if best is None:
             return None
-        for rec in best.view().records():
+        for rec in best.view().iter_records():
             if rec.timestamp == best.max_timestamp:
                 return rec.offset, rec.timestamp, best.leader_epoch
         return best.last_offset, best.max_timestamp, best.leader_epoch

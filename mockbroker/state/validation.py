@@ -13,17 +13,28 @@ Rules per batch (Kafka's UnifiedLog.analyzeAndValidateRecords and LogValidator),
 - a batch shorter than its header, bad CRC: CORRUPT_MESSAGE;
 - record count <= 0 or not last offset delta + 1, a control batch from a client, a producer id with a
   negative base sequence, a transactional batch with no producer id: INVALID_RECORD;
+- an lz4 frame Kafka's reader refuses: UNKNOWN_SERVER_ERROR (Kafka's KafkaException);
+- more records than mockbroker.max.records.per.batch, or a payload decompressing to more than 256 MiB:
+  MESSAGE_TOO_LARGE (not Kafka's: the bounds that keep one batch from holding the event loop);
+- a compressed payload its codec cannot read: UNKNOWN_SERVER_ERROR ("Failed to decompress record
+  stream", a KafkaException in Kafka);
+- every record, walked without building it (protocol.records.record.check_records): a count that does
+  not match the records, an offset delta other than the record's index, a malformed or out-of-range
+  varint, a key, value or header outside its record, a negative header count: INVALID_RECORD (Kafka's
+  InvalidRecordException, no record_errors);
 - CreateTime records (with a timestamp) older than message.timestamp.before.max.ms or newer than
-  message.timestamp.after.max.ms: INVALID_TIMESTAMP, with record_errors naming each record;
+  message.timestamp.after.max.ms: INVALID_TIMESTAMP, with record_errors naming each record (a batch the
+  producer marked LogAppendTime: its max timestamp is every record's);
 - a keyless record on a compacted topic: INVALID_RECORD with record_errors (INVALID_TIMESTAMP when
   another record of the batch has a timestamp error; a record gets its key error first).
+An accepted batch on a CreateTime topic gets its records' largest timestamp as max timestamp and the
+CreateTime type (LogValidator's setMaxTimestamp), the CRC recomputed only when that changes the header.
 
 Errors Kafka answers without log append info (log start offset -1 in the response) are raised as
 `RejectedBeforeAppend`: the request-level checks, CORRUPT_MESSAGE and MESSAGE_TOO_LARGE.
 
-Hot path: only the 61-byte header and the CRC (C speed) are read. Records are decoded only when a rule
-needs them: a compacted topic (keys), a configured before.max.ms, or a header whose max timestamp is
-past the after.max.ms bound (to name the offending records).
+Cost: the header, the CRC (C speed), then one pass over each record's varints (keys and values skipped,
+nothing built); the walk stops at the first structural error.
 """
 
 from __future__ import annotations
@@ -31,9 +42,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mockbroker.errors import ErrorCode, KafkaError
-from mockbroker.protocol.errors import DecodeError
+from mockbroker.protocol.errors import DecodeError, LimitExceeded
+from mockbroker.protocol.records import compression
 from mockbroker.protocol.records.batch import (
     ATTRIBUTES,
+    CREATE_TIME,
+    LOG_APPEND_TIME,
     LOG_OVERHEAD,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
@@ -42,6 +56,7 @@ from mockbroker.protocol.records.batch import (
     RecordBatch,
     wrap_int64,
 )
+from mockbroker.protocol.records.record import INT64_MAX, INT64_MIN, check_records
 from mockbroker.state.configs import LONG_MAX, TopicConfig
 
 
@@ -197,37 +212,92 @@ def _check_lz4_frame(batch: RecordBatch, topic_partition: str) -> None:
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Version {flg >> 6} is unsupported")
 
 
-def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_partition: str) -> None:
-    check_time = not config.log_append_time and batch.timestamp_type == 0
-    before = int(config.get("message.timestamp.before.max.ms")) if check_time else LONG_MAX
-    after = int(config.get("message.timestamp.after.max.ms")) if check_time else LONG_MAX
-    need_time_scan = check_time and (before != LONG_MAX or (after != LONG_MAX and batch.max_timestamp > now_ms + after))
-    compacted = config.compacted
-    if not (need_time_scan or compacted):
-        return
+MAX_RECORDS_PER_BATCH = "mockbroker.max.records.per.batch"
+MAX_DECOMPRESSED_BYTES = compression.DEFAULT_MAX_SIZE  # 256 MiB: the most one batch may decompress to
+
+
+def _records_section(batch: RecordBatch, topic_partition: str) -> bytes:
+    """The batch's records, decompressed (at most MAX_DECOMPRESSED_BYTES). As Kafka's record
+    iterator: a payload its codec cannot read is a KafkaException there (UNKNOWN_SERVER_ERROR); past the
+    bound, MESSAGE_TOO_LARGE (not Kafka's, which has no bound)."""
+    codec = batch.codec
+    if codec == Codec.NONE:
+        return bytes(batch.buffer[RECORD_BATCH_OVERHEAD:])
     try:
-        records = batch.records()
-    except DecodeError as exc:
-        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
+        return compression.decompress(codec, batch.buffer[RECORD_BATCH_OVERHEAD:], max_size=MAX_DECOMPRESSED_BYTES)
+    except LimitExceeded as exc:
+        raise RejectedBeforeAppend(ErrorCode.MESSAGE_TOO_LARGE, f"{exc} in {topic_partition}") from None
+    except DecodeError as exc:  # CompressionError, or the codec's own checks
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR,
+                         f"Failed to decompress record stream in {topic_partition}: {exc}") from None
+
+
+def _java_timestamp_invalid(timestamp: int, now_ms: int, before: int, after: int) -> bool:
+    """LogValidator.recordHasInvalidTimestamp, in Java's long arithmetic (differences wrap)."""
+    diff = wrap_int64(now_ms - timestamp)
+    return diff > before or wrap_int64(-diff) > after
+
+
+def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_partition: str) -> None:
+    """Every record of the batch, as LogValidator reads them: the structure (INVALID_RECORD, no record
+    errors), then per record a missing key on a compacted topic and a timestamp out of bounds
+    (RecordValidationException: record_errors). Bounded: more records than mockbroker.max.records.per.batch
+    is MESSAGE_TOO_LARGE before anything is decompressed or read."""
+    count = batch.record_count
+    limit = int(config.broker.get(MAX_RECORDS_PER_BATCH))
+    if count > limit:
+        raise RejectedBeforeAppend(ErrorCode.MESSAGE_TOO_LARGE,
+                                   f"The record batch in the append to {topic_partition} declares {count} records, "
+                                   f"more than {MAX_RECORDS_PER_BATCH}={limit}")
+    data = _records_section(batch, topic_partition)
+    compacted = config.compacted
+    base_ts = batch.base_timestamp
+    client_append_time = batch.timestamp_type == LOG_APPEND_TIME
+    before = int(config.get("message.timestamp.before.max.ms"))
+    after = int(config.get("message.timestamp.after.max.ms"))
+    deltas: tuple[int, int] | None = None
+    if not config.log_append_time and not client_append_time and (before != LONG_MAX or after != LONG_MAX):
+        low = now_ms - before - base_ts if before != LONG_MAX else INT64_MIN - 2**64
+        high = now_ms + after - base_ts if after != LONG_MAX else INT64_MAX + 2**64
+        deltas = (low, high)
+    try:
+        found, max_delta = check_records(data, count, keys_required=compacted, timestamp_deltas=deltas)
+    except InvalidRecordError as exc:
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"{exc} in topic partition {topic_partition}") from None
     errors: list[RecordError] = []
     any_time_error = False
-    for i, rec in enumerate(records):
-        if rec.offset_delta != i:
-            raise KafkaError(ErrorCode.INVALID_RECORD,
-                             f"Inner record offset delta {rec.offset_delta} should be {i} in {topic_partition}")
-        if compacted and rec.key is None:
-            errors.append(RecordError(i, f"Compacted topic cannot accept message without key in topic "
-                                         f"partition {topic_partition}."))
-        elif need_time_scan and rec.timestamp != NO_TIMESTAMP and (
-            (before != LONG_MAX and rec.timestamp < now_ms - before)
-            or (after != LONG_MAX and rec.timestamp > now_ms + after)
-        ):
+    keyless = f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
+    for index, ts_delta in found:
+        if ts_delta is None:
+            errors.append(RecordError(index, keyless))
+            continue
+        timestamp = wrap_int64(base_ts + ts_delta)
+        if timestamp == NO_TIMESTAMP or not _java_timestamp_invalid(timestamp, now_ms, before, after):
+            continue
+        any_time_error = True
+        errors.append(RecordError(index, _timestamp_message(timestamp, index, now_ms, before, after)))
+    if client_append_time:
+        # The producer marked its batch LogAppendTime: each record's timestamp is the batch's max timestamp.
+        # LogValidator.validateTimestamp checks it against the bounds on a CreateTime topic; on a LogAppendTime
+        # topic, or without a timestamp, the timestamp type itself is an error for every record.
+        max_ts = batch.max_timestamp
+        if config.log_append_time or max_ts == NO_TIMESTAMP:
+            message: str | None = (f"Invalid timestamp type in message with timestamp {max_ts}. Producer should not "
+                                   "set timestamp type to LogAppendTime.")
+        elif _java_timestamp_invalid(max_ts, now_ms, before, after):
+            message = None  # per record: the offset is in the message
+        else:
+            message = ""
+        if message != "":
+            without_key = {e.batch_index for e in errors}
             any_time_error = True
-            # The bounds as Java's long arithmetic prints them (now + Long.MAX_VALUE wraps).
-            errors.append(RecordError(i, f"Timestamp {rec.timestamp} of message with offset "
-                                         f"{rec.offset} is out of range. The timestamp should be within "
-                                         f"[{wrap_int64(now_ms - before)}, {wrap_int64(now_ms + after)}]"))
+            errors = [RecordError(i, keyless) if i in without_key else
+                      RecordError(i, message if message is not None else
+                                  _timestamp_message(max_ts, i, now_ms, before, after))
+                      for i in range(count)]
     if not errors:
+        if not config.log_append_time and max_delta is not None:
+            _set_max_timestamp(batch, client_append_time, max(NO_TIMESTAMP, wrap_int64(base_ts + max_delta)))
         return
     # Kafka's LogValidator.processRecordErrors: INVALID_TIMESTAMP if any record has a timestamp error, else
     # INVALID_RECORD; record_errors list every record either way.
@@ -238,3 +308,18 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
     raise BatchRejected(ErrorCode.INVALID_RECORD,
                         f"One or more records have been rejected due to {len(errors)} record errors in total, and "
                         f"only showing the first three errors at most: [{shown}]", errors)
+
+
+def _set_max_timestamp(batch: RecordBatch, client_append_time: bool, max_timestamp: int) -> None:
+    """As LogValidator on a CreateTime topic: the batch's max timestamp is its records' largest (a producer's
+    wrong header value is corrected) and its timestamp type CreateTime; the CRC is recomputed only then."""
+    if client_append_time:
+        max_timestamp = batch.max_timestamp  # every record's timestamp was the batch's max timestamp
+    if client_append_time or batch.max_timestamp != max_timestamp:
+        batch.set_max_timestamp(CREATE_TIME, max_timestamp)
+
+
+def _timestamp_message(timestamp: int, offset: int, now_ms: int, before: int, after: int) -> str:
+    # The bounds as Java's long arithmetic prints them (now + Long.MAX_VALUE wraps).
+    return (f"Timestamp {timestamp} of message with offset {offset} is out of range. The timestamp should be "
+            f"within [{wrap_int64(now_ms - before)}, {wrap_int64(now_ms + after)}]")

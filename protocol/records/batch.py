@@ -1,9 +1,10 @@
 """A v2 record batch (magic 2, Kafka 0.11+) as a view over its bytes, the way the broker uses it.
 
 The broker keeps the batches producers send as bytes. On produce it reads the 61-byte header,
-validates (length, magic, CRC-32C over attributes..end, counts), assigns the base offset and the
-partition leader epoch in place (both lie before the CRC'd range, so no recompute) and stores the
-bytes; records are decoded only where the broker must (compaction, inspection).
+validates (length, magic, CRC-32C over attributes..end, counts), walks every record without building it
+(record.check_records), assigns the base offset and the partition leader epoch in place (both lie before
+the CRC'd range, so no recompute) and stores the bytes; records are decoded only where the broker must
+(compaction, inspection), one at a time (iter_records).
 
 Layout (Kafka's DefaultRecordBatch; offsets in bytes from the start of the batch):
 
@@ -37,9 +38,9 @@ from typing import NamedTuple
 
 import crc32c as _crc32c
 
-from ..errors import DecodeError, ErrorCode
+from ..errors import DecodeError
 from . import compression
-from .record import Record, decode_records, wrap_int64
+from .record import CorruptRecordError, InvalidRecordError, Record, decode_records, iter_records, wrap_int64
 
 __all__ = [
     "ATTRIBUTES",
@@ -93,18 +94,6 @@ class ControlType(IntEnum):
 
     ABORT = 0
     COMMIT = 1
-
-
-class CorruptRecordError(DecodeError):
-    """A batch whose bytes are damaged: length, magic, CRC, codec. Kafka's CorruptRecordException."""
-
-    error_code: ErrorCode = ErrorCode.CORRUPT_MESSAGE
-
-
-class InvalidRecordError(CorruptRecordError):
-    """A batch whose fields contradict each other (counts, offset deltas). Kafka's InvalidRecordException."""
-
-    error_code: ErrorCode = ErrorCode.INVALID_RECORD
 
 
 # -- header layout ------------------------------------------------------------------------------
@@ -370,11 +359,11 @@ class RecordBatch:
     def validate(self, *, producer_batch: bool = False) -> None:
         """Check the batch as the broker does on produce; raise CorruptRecordError or a subclass.
 
-        Structure (CorruptRecordError, Kafka's CORRUPT_MESSAGE): size, magic, CRC, codec id, an
-        uncompressed records section too small for the declared count. Consistency
+        Structure (CorruptRecordError, Kafka's CORRUPT_MESSAGE): size, magic, CRC, codec id. Consistency
         (InvalidRecordError, Kafka's INVALID_RECORD): negative record count or last offset delta,
-        more records than offsets. With `producer_batch=True` also Kafka's rules for batches that
-        come from a producer (LogValidator): at least one record and exactly last_offset_delta + 1.
+        more records than offsets, an uncompressed records section too small for the declared count.
+        With `producer_batch=True` also Kafka's rules for batches that come from a producer
+        (LogValidator): at least one record and exactly last_offset_delta + 1.
         """
         (
             _base_offset,
@@ -414,7 +403,7 @@ class RecordBatch:
                 f"record batch holds {count} records but its offset range has only {last_offset_delta + 1}"
             )
         if codec_id == Codec.NONE and count * MIN_RECORD_SIZE > len(self._buf) - RECORDS:
-            raise CorruptRecordError(
+            raise InvalidRecordError(
                 f"record batch declares {count} records in {len(self._buf) - RECORDS} bytes of records"
             )
         if producer_batch:
@@ -457,8 +446,23 @@ class RecordBatch:
             log_append_time=self.max_timestamp if self.timestamp_type == LOG_APPEND_TIME else None,
         )
 
+    def iter_records(self, start: int = 0, *, max_size: int = compression.DEFAULT_MAX_SIZE) -> Iterator[Record]:
+        """The records from index `start` on, decoded one at a time as they are taken (the payload is
+        decompressed first, whole; the records before `start` are hopped over, not decoded)."""
+        count = self.record_count
+        if count < 0:
+            raise DecodeError(f"record batch has negative record count {count}")
+        return iter_records(
+            self.records_section(max_size=max_size),
+            count,
+            start=start,
+            base_offset=self.base_offset,
+            base_timestamp=self.base_timestamp,
+            log_append_time=self.max_timestamp if self.timestamp_type == LOG_APPEND_TIME else None,
+        )
+
     def __iter__(self) -> Iterator[Record]:
-        return iter(self.records())
+        return self.iter_records()
 
     def control_record(self) -> ControlRecord:
         """The marker of a control batch, decoded as Kafka's ControlRecordType / EndTransactionMarker."""

@@ -32,7 +32,7 @@ import lz4.frame
 import snappy
 import zstandard
 
-from ..errors import DecodeError, EncodeError
+from ..errors import CompressionError, DecodeError, EncodeError, LimitExceeded
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
@@ -86,21 +86,24 @@ def compress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
 def decompress(
     codec: int, data: bytes | bytearray | memoryview, *, max_size: int = DEFAULT_MAX_SIZE
 ) -> bytes:
-    """Decompress `data`; DecodeError if it is malformed, truncated or larger than `max_size`."""
+    """Decompress `data`; CompressionError if it is malformed or truncated, LimitExceeded if it is larger
+    than `max_size` (both DecodeErrors)."""
     codec = _codec(codec, DecodeError)
     if codec == NONE:
         if len(data) > max_size:
-            raise DecodeError(f"data of {len(data)} bytes exceeds the limit of {max_size} bytes")
+            raise LimitExceeded(f"data of {len(data)} bytes exceeds the limit of {max_size} bytes")
         return bytes(data)
     decoder = _DECODERS[codec]
     try:
         return decoder(memoryview(data).cast("B"), max_size)
-    except DecodeError:
+    except (LimitExceeded, CompressionError):
         raise
+    except DecodeError as exc:
+        raise CompressionError(str(exc)) from None
     except MemoryError:
         raise DecodeError(f"{_NAMES[codec]} data needs more memory than is available") from None
     except Exception as exc:  # lz4, snappy, zstandard and zlib raise their own exception types
-        raise DecodeError(f"invalid {_NAMES[codec]} data: {exc}") from None
+        raise CompressionError(f"invalid {_NAMES[codec]} data: {exc}") from None
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -112,8 +115,8 @@ def _codec(codec: int, error: type[Exception]) -> int:
     return int(codec)
 
 
-def _too_large(codec: str, max_size: int) -> DecodeError:
-    return DecodeError(f"{codec} data decompresses to more than the limit of {max_size} bytes")
+def _too_large(codec: str, max_size: int) -> LimitExceeded:
+    return LimitExceeded(f"{codec} data decompresses to more than the limit of {max_size} bytes")
 
 
 # -- gzip ---------------------------------------------------------------------------------------

@@ -31,13 +31,14 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..errors import DecodeError, EncodeError
+from ..errors import CompressionError, DecodeError, EncodeError, LimitExceeded
 from . import compression
 from .batch import (
     LOG_APPEND_TIME,
     NO_TIMESTAMP,
     Codec,
     CorruptRecordError,
+    InvalidRecordError,
     RecordBatch,
 )
 from .builder import RecordInput, build_batch
@@ -92,8 +93,27 @@ def _read_bytes(view: memoryview, pos: int, end: int, what: str) -> tuple[bytes 
     return bytes(view[pos : pos + n]), pos + n
 
 
-def _read_shallow(view: memoryview, *, allow_partial: bool) -> list[LegacyMessage]:
-    """The log entries of `view` as they are (wrappers not expanded), CRCs checked."""
+def _count_entries(view: memoryview, max_messages: int) -> None:
+    """LimitExceeded if `view` holds more than `max_messages` entries, found by hopping from size to size
+    (no message read), so a set of millions of messages is refused before any is parsed."""
+    pos = 0
+    end_all = len(view)
+    n = 0
+    while end_all - pos >= LOG_OVERHEAD:
+        n += 1
+        if n > max_messages:
+            raise LimitExceeded(f"message set holds more than {max_messages} messages")
+        size = _I32.unpack_from(view, pos + 8)[0]
+        if size < MESSAGE_OVERHEAD[0]:
+            return  # the parse reports it
+        pos += LOG_OVERHEAD + size
+
+
+def _read_shallow(view: memoryview, *, allow_partial: bool, max_messages: int | None = None) -> list[LegacyMessage]:
+    """The log entries of `view` as they are (wrappers not expanded), CRCs checked; LimitExceeded past
+    `max_messages` entries, before any is read."""
+    if max_messages is not None:
+        _count_entries(view, max_messages)
     out: list[LegacyMessage] = []
     pos = 0
     end_all = len(view)
@@ -149,12 +169,15 @@ def _decompress(message: LegacyMessage, max_size: int) -> bytes:
         raise CorruptRecordError(f"compressed message at offset {message.offset} has a null value")
     data: bytes = message.value
     if codec == Codec.LZ4:
-        data = compression.lz4_fix_header_checksum(data)
+        try:
+            data = compression.lz4_fix_header_checksum(data)
+        except DecodeError as exc:
+            raise CompressionError(str(exc)) from None
     return compression.decompress(codec, data, max_size=max_size)
 
 
-def _expand(wrapper: LegacyMessage, max_size: int) -> list[LegacyMessage]:
-    inner = _read_shallow(memoryview(_decompress(wrapper, max_size)), allow_partial=False)
+def _expand(wrapper: LegacyMessage, max_size: int, max_messages: int | None) -> list[LegacyMessage]:
+    inner = _read_shallow(memoryview(_decompress(wrapper, max_size)), allow_partial=False, max_messages=max_messages)
     if not inner:
         raise CorruptRecordError(f"compressed message at offset {wrapper.offset} holds no messages")
     base = 0
@@ -165,12 +188,13 @@ def _expand(wrapper: LegacyMessage, max_size: int) -> list[LegacyMessage]:
         if base < 0:
             base = 0
     for message in inner:
+        # As LogValidator's record checks: INVALID_RECORD (Kafka names the record in record_errors).
         if message.codec != Codec.NONE:
-            raise CorruptRecordError(
+            raise InvalidRecordError(
                 f"compressed message at offset {wrapper.offset} holds a compressed message"
             )
         if message.magic != wrapper.magic:
-            raise CorruptRecordError(
+            raise InvalidRecordError(
                 f"message of magic {message.magic} inside a wrapper of magic {wrapper.magic} at offset {wrapper.offset}"
             )
         message.offset += base
@@ -181,18 +205,19 @@ def _expand(wrapper: LegacyMessage, max_size: int) -> list[LegacyMessage]:
 
 
 def _parse(
-    data: bytes | bytearray | memoryview, *, allow_partial: bool, max_size: int
+    data: bytes | bytearray | memoryview, *, allow_partial: bool, max_size: int, max_messages: int | None = None
 ) -> tuple[list[LegacyMessage], Codec]:
     view = memoryview(data).cast("B")
     out: list[LegacyMessage] = []
     codec = Codec.NONE
-    for message in _read_shallow(view, allow_partial=allow_partial):
+    for message in _read_shallow(view, allow_partial=allow_partial, max_messages=max_messages):
         if message.codec == Codec.NONE:
             out.append(message)
             continue
         if codec == Codec.NONE and message.codec <= Codec.LZ4:
             codec = Codec(message.codec)
-        out.extend(_expand(message, max_size))
+        left = None if max_messages is None else max_messages - len(out)
+        out.extend(_expand(message, max_size, left))
     return out, codec
 
 
@@ -294,15 +319,17 @@ def convert_to_v2(
     codec: int | None = None,
     partition_leader_epoch: int = -1,
     max_size: int = compression.DEFAULT_MAX_SIZE,
+    max_messages: int | None = None,
 ) -> bytearray:
     """A whole v0/v1 message set as one v2 batch (Kafka's up-conversion of Produce v0-v2).
 
     `base_offset` None keeps the set's offsets (base = the first message's); an int assigns
     base_offset + index, as the broker does on produce. The codec is the set's (the first wrapper's)
     unless `codec` is given. Producer id/epoch and base sequence are -1; timestamps come from v1
-    messages and are -1 for v0; a set marked LogAppendTime gives a LogAppendTime batch.
+    messages and are -1 for v0; a set marked LogAppendTime gives a LogAppendTime batch. More than
+    `max_messages` messages (wrappers expanded) raise LimitExceeded before they are parsed.
     """
-    messages, source_codec = _parse(data, allow_partial=False, max_size=max_size)
+    messages, source_codec = _parse(data, allow_partial=False, max_size=max_size, max_messages=max_messages)
     if not messages:
         raise DecodeError("the message set holds no messages")
     first = messages[0].offset
@@ -329,20 +356,28 @@ def convert_to_v2(
     )
 
 
-def convert_from_v2(batches: Iterable[RecordBatch], magic: int, *, first_offset: int = 0) -> bytes:
+def convert_from_v2(
+    batches: Iterable[RecordBatch], magic: int, *, first_offset: int = 0, max_records: int | None = None
+) -> bytes:
     """v2 batches as a v0/v1 message set (Kafka's down-conversion for Fetch v0-v3).
 
     Offsets are kept; headers are dropped; control batches are skipped, as are empty ones. An
     uncompressed batch becomes one message per record, leaving out records before `first_offset`
     (the fetch offset, as Kafka does); a compressed batch becomes one wrapper with the same codec.
     zstd cannot be expressed in magic 0/1: EncodeError (Kafka's UNSUPPORTED_COMPRESSION_TYPE).
+    With `max_records`, the conversion stops before a batch that would take the records converted past
+    it (the first batch is always converted): the work of one call stays bounded, the reader asks again.
     """
     if magic not in (0, 1):
         raise EncodeError(f"legacy message sets have magic 0 or 1, not {magic}")
     out = bytearray()
+    converted = 0
     for batch in batches:
         if batch.is_control:
             continue
+        if max_records is not None and converted and converted + batch.record_count > max_records:
+            break
+        converted += max(batch.record_count, 0)
         codec = batch.codec
         if codec == Codec.ZSTD:
             raise EncodeError("zstd batches cannot be down-converted to magic 0/1")

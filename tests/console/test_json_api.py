@@ -169,15 +169,52 @@ def test_events_stream_records_and_requests(api: Api) -> None:  # noqa: F811
 
 
 def test_records_of_a_batch_that_does_not_decode_answer_a_clear_error(api: Api) -> None:  # noqa: F811
-    from tests.handlers.conftest import produce as raw_produce
+    from tests.handlers.conftest import store_unvalidated
     from tests.protocol.test_records_batch import ONE_RECORD, raw_batch
-    from tests.rawclient import RawClient
 
     api.broker.create_topic("garbled")
-    with RawClient(api.broker.host, api.broker.port) as c:
-        assert raw_produce(c, "garbled", raw_batch(ONE_RECORD * 2, 1)).error_code == 0  # one declared, two held
-    for order in ("oldest", "newest"):
-        status, body, _ = api.request("GET", f"/topics/garbled/records?order={order}")
-        assert status == 422 and body["error"] == "corrupt_batch" and "does not decode" in body["message"]
+    store_unvalidated(api.broker, "garbled", raw_batch(ONE_RECORD * 2, 1))  # one declared, two held
+    status, body, _ = api.request("GET", "/topics/garbled/records?order=oldest")
+    assert status == 422 and body["error"] == "corrupt_batch" and "does not decode" in body["message"]
+    # Newest first decodes only the records it returns: the one declared record reads, the extra bytes
+    # after it are not reached.
+    assert offsets(api.get("/topics/garbled/records?order=newest")) == [(0, 0)]
     [batch] = api.get("/topics/garbled/batches?raw=true")["batches"]
     assert batch["record_count"] == 1  # the raw bytes stay available
+
+
+def test_records_with_a_small_limit_decode_only_about_what_they_return(api: Api,  # noqa: F811
+                                                                       monkeypatch: Any) -> None:
+    # One batch of 20,000 records: limit=1, oldest or newest first or from an offset in its middle, decodes a
+    # handful of records, not the batch (the records before them are hopped over by their lengths).
+    from mockbroker.protocol.records import record
+
+    api.broker.create_topic("big")
+    produce(api.broker, "big", [(b"k%d" % i, b"v") for i in range(20_000)])
+    built = []
+
+    class CountedRecord(record.Record):
+        __slots__ = ()
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(record, "Record", CountedRecord)
+    for query, expected in [("limit=1", 0), ("order=newest&limit=1", 19_999), ("offset=12345&limit=1", 12345),
+                            ("order=newest&offset=777&limit=2", 777)]:
+        built.clear()
+        page = api.get(f"/topics/big/records?{query}")
+        assert page["records"][0]["offset"] == expected
+        assert len(built) <= 16, (query, len(built))
+
+
+def test_records_of_a_compacted_batch_with_offset_gaps_page_both_ways(api: Api) -> None:  # noqa: F811
+    # The cleaner keeps a batch's offsets, so a cleaned batch has gaps: its records are not at base + index.
+    api.broker.create_topic("gaps", config={"cleanup.policy": "compact"})
+    produce(api.broker, "gaps", [(b"a", b"1"), (b"b", b"1"), (b"a", b"2"), (b"c", b"1"), (b"b", b"2")])
+    api.broker.compact("gaps")
+    assert [(r.offset, r.key) for r in api.broker.records("gaps")] == [(2, b"a"), (3, b"c"), (4, b"b")]
+    assert offsets(api.get("/topics/gaps/records?order=newest&limit=2")) == [(0, 4), (0, 3)]
+    assert offsets(api.get("/topics/gaps/records?order=newest&offset=2&limit=5")) == [(0, 2)]
+    assert offsets(api.get("/topics/gaps/records?offset=3&limit=1")) == [(0, 3)]

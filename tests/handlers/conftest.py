@@ -142,3 +142,10 @@ def list_offsets(client: RawClient, topic: str, timestamp: int, *, partition: in
     [t] = resp.topics
     [p] = t.partitions
     return p
+
+
+def store_unvalidated(broker: MockBroker, topic: str, batch: bytes | bytearray, partition: int = 0) -> None:
+    """Put a batch in a partition's log past Produce's validation, as a log written by an older broker or a
+    replica may hold one: for the guards of the reads that decode stored records."""
+    log = broker.cluster.topic(topic).partition(partition).log  # type: ignore[union-attr]
+    broker._call(log.append, RecordBatch(bytearray(batch)), broker.clock.now_ms())

@@ -372,3 +372,20 @@ def test_zstd_topic_cannot_be_fetched_before_v10(mockbroker: MockBroker, client:
     produce(client, "zstd-topic", make_batch(b"z", codec=Codec.ZSTD))
     assert fetch(client, "zstd-topic", 0, version=9).error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
     assert fetch(client, "zstd-topic", 0, version=10).error_code == ErrorCode.NONE
+
+
+@pytest.mark.mockbroker(config={"mockbroker.max.records.per.batch": "10"})
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.GZIP])
+def test_down_conversion_converts_at_most_the_record_bound_per_fetch(mockbroker: MockBroker, client: RawClient,
+                                                                     codec: Codec) -> None:
+    # Three batches of 6 records: one fetch converts whole batches up to 10 records (the first always), the
+    # client fetches the rest from where the answer ended.
+    mockbroker.create_topic("down-bound")
+    for start in range(0, 18, 6):
+        produce(client, "down-bound", make_batch(*[b"%d" % i for i in range(start, start + 6)], codec=codec))
+    offsets = []
+    while len(offsets) < 18:
+        messages = parse_message_set(bytes(fetch(client, "down-bound", len(offsets), version=2).records))
+        assert len(messages) == 6
+        offsets += [m.offset for m in messages]
+    assert offsets == list(range(18))

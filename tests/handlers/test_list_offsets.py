@@ -191,14 +191,16 @@ def test_read_committed_latest_is_the_last_stable_offset(mockbroker: MockBroker,
 @pytest.mark.parametrize(("version", "timestamp"), [(1, 0), (7, 0), (7, MAX_TIMESTAMP)])
 def test_a_stored_batch_whose_records_do_not_decode_answers_corrupt_message(
         mockbroker: MockBroker, client: RawClient, version: int, timestamp: int) -> None:
-    """A batch declaring one record but holding two (right CRC) is stored (records are checked only where
-    a rule needs them, the README's gaps); looking in it by timestamp answers CORRUPT_MESSAGE, as Kafka's
-    CorruptRecordException, and the connection keeps serving."""
-    from tests.protocol.test_records_batch import ONE_RECORD, raw_batch
+    """A stored batch whose first record does not decode (its key runs past the record; right CRC; Produce
+    refuses it, a log written before may hold it): looking in it by timestamp answers CORRUPT_MESSAGE, as
+    Kafka's CorruptRecordException, and the connection keeps serving."""
+    from tests.handlers.conftest import store_unvalidated
+    from tests.protocol.test_records_batch import raw_batch
 
+    key_past_the_record = bytes.fromhex("10 00 00 00 28 6b 02 76 00")
     mockbroker.create_topic("garbled")
-    answer = produce(client, "garbled", raw_batch(ONE_RECORD * 2, 1))
-    assert answer.error_code == ErrorCode.NONE
+    assert produce(client, "garbled", raw_batch(key_past_the_record, 1)).error_code == ErrorCode.INVALID_RECORD
+    store_unvalidated(mockbroker, "garbled", raw_batch(key_past_the_record, 1))
     p = list_offsets(client, "garbled", timestamp, version=version)
     assert p.error_code == ErrorCode.CORRUPT_MESSAGE
     assert list_offsets(client, "garbled", LATEST, version=version).error_code == ErrorCode.NONE  # still open
