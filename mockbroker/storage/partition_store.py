@@ -147,9 +147,10 @@ class PartitionStore:
             raise self.storage_error()
         try:
             segs = plog.segments
-            target = batch.base_offset if segs.rolls_before(batch, now_ms) else segs.active.base_offset
+            rolls = segs.rolls_before(batch, now_ms)
+            target = batch.base_offset if rolls else segs.active.base_offset
             if self.active is None or self.active.base_offset != target:
-                self._roll_to(plog, target)
+                self._roll_to(plog, target, rolls)
             assert self.active is not None
             self.active.append(batch.buffer, batch.last_offset, batch.max_timestamp)
             if not plog.epoch_starts or plog.epoch_starts[-1][0] != plog.leader_epoch:
@@ -190,18 +191,28 @@ class PartitionStore:
                 indexer.add(b.last_offset, b.max_timestamp, b.size)
         self.active = ActiveSegment(self.directory, base, indexer)
 
-    def _roll_to(self, plog: PartitionLog, base: int) -> None:
+    def _roll_to(self, plog: PartitionLog, base: int, rolls: bool) -> None:
+        """Make the segment at `base` the one appended to. `rolls`: the log rolls (the segment before it has
+        batches): it is closed and flushed, a producer snapshot is taken at `base`, the recovery point moves
+        there. Else an empty active segment moved (Kafka recreates it), or the files are reopened."""
         old = self.active
-        if old is not None:
-            if old.size == 0:
-                old.remove()  # an empty active segment moved to another base (Kafka recreates it)
-            else:
-                old.close(inactive=True)
-                self.recovery_point = base  # flushed up to the new segment
-                self.unflushed = 0
-                self.write_snapshot(plog, base)
-                self.checkpoint_changed(RECOVERY_POINT)
-            self.active = None
+        self.active = None
+        if old is not None and old.size == 0 and not rolls:
+            old.remove()
+        elif old is not None:
+            old.close(inactive=True)
+        elif rolls:  # not open since a restart: flush what the previous segment holds
+            previous = self.directory / file_name(plog.segments.active.base_offset, LOG)
+            fd = os.open(previous, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        if rolls:
+            self.recovery_point = base
+            self.unflushed = 0
+            self.write_snapshot(plog, base)
+            self.checkpoint_changed(RECOVERY_POINT)
         self.open_active(plog, base)
 
     def write_snapshot(self, plog: PartitionLog, offset: int) -> None:

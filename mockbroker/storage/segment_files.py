@@ -30,12 +30,10 @@ class ActiveSegment:
         self.base_offset = base_offset
         self.indexer = indexer
         self.log_fd = os.open(directory / file_name(base_offset, LOG), _APPEND, 0o644)
-        try:
-            self.index_fd = os.open(directory / file_name(base_offset, INDEX), _APPEND, 0o644)
-            self.time_fd = os.open(directory / file_name(base_offset, TIME_INDEX), _APPEND, 0o644)
-        except OSError:
-            os.close(self.log_fd)
-            raise
+        # The index files are opened only to add an entry (one per index.interval.bytes of appends), so an
+        # active segment holds one file descriptor, not three.
+        for suffix in (INDEX, TIME_INDEX):
+            os.close(os.open(directory / file_name(base_offset, suffix), _APPEND, 0o644))
 
     @property
     def size(self) -> int:
@@ -54,29 +52,35 @@ class ActiveSegment:
             raise
         index, time = self.indexer.add(last_offset, max_timestamp, len(data))
         if index:
-            write_all(self.index_fd, index)
+            self._append_to(INDEX, index)
         if time:
-            write_all(self.time_fd, time)
+            self._append_to(TIME_INDEX, time)
+
+    def _append_to(self, suffix: str, data: bytes, *, sync: bool = False) -> None:
+        fd = os.open(self.directory / file_name(self.base_offset, suffix), _APPEND, 0o644)
+        try:
+            write_all(fd, data)
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def flush(self) -> None:
         os.fsync(self.log_fd)
 
     def close(self, *, inactive: bool) -> None:
         """Close the files; `inactive` (rolled, or the broker stops): the time index gets its last entry, and
-        every file is fsynced (Kafka flushes a segment when it rolls)."""
+        the files are fsynced (Kafka flushes a segment when it rolls)."""
         try:
             if inactive:
-                final = self.indexer.time_entry()
-                if final:
-                    write_all(self.time_fd, final)
-                for fd in (self.log_fd, self.index_fd, self.time_fd):
-                    os.fsync(fd)
+                self._append_to(TIME_INDEX, self.indexer.time_entry(), sync=True)
+                self._append_to(INDEX, b"", sync=True)
+                os.fsync(self.log_fd)
         finally:
-            for fd in (self.log_fd, self.index_fd, self.time_fd):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+            try:
+                os.close(self.log_fd)
+            except OSError:
+                pass
 
     def remove(self) -> None:
         """Close and delete the files (an empty active segment replaced at another base offset)."""

@@ -8,6 +8,7 @@ import logging
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -44,12 +45,20 @@ def test_a_crash_loses_nothing_that_was_written(tmp_path: Path) -> None:
                    seq=last.base_sequence).base_offset == last.base_offset
 
 
+_TEMPLATE: dict[str, Any] = {}
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(min_value=0, max_value=10_000))
 def test_a_segment_cut_anywhere_keeps_exactly_the_whole_batches_before_the_cut(tmp_path_factory: pytest.TempPathFactory,
                                                                                cut: int) -> None:
+    template = _TEMPLATE.get("dir")
+    if template is None:  # one crashed data dir, copied for each example
+        template = _TEMPLATE["dir"] = tmp_path_factory.mktemp("template")
+        _TEMPLATE["sizes"] = _filled(template)
+    sizes = _TEMPLATE["sizes"]
     data_dir = tmp_path_factory.mktemp("cut")
-    sizes = _filled(data_dir)
+    shutil.copytree(template, data_dir, dirs_exist_ok=True)
     log_file = data_dir / "t-0" / "00000000000000000000.log"
     total = log_file.stat().st_size
     cut %= total + 1

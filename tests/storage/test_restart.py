@@ -195,3 +195,15 @@ def test_in_memory_mode_touches_no_disk(tmp_path: Path, monkeypatch: pytest.Monk
     assert broker.storage is None and part(broker, "t").log.sink is None and broker.cluster.storage is None
     assert list(tmp_path.iterdir()) == []
     assert T0 > 0
+
+
+def test_the_first_roll_after_a_restart_takes_a_producer_snapshot(tmp_path: Path) -> None:
+    b1 = open_broker(tmp_path)
+    b1.create_topic("t", config={"segment.bytes": "200"})
+    produce(b1, "t", b"x" * 100, pid=1000, epoch=0, seq=0)
+    b1.storage.close()  # type: ignore[union-attr]
+    b2 = open_broker(tmp_path)
+    produce(b2, "t", b"x" * 100, pid=1000, epoch=0, seq=1)  # rolls: the segment holds one batch already
+    assert [s["base_offset"] for s in b2.segments("t")] == [0, 1]
+    assert (tmp_path / "t-0" / "00000000000000000001.snapshot").exists()
+    assert (tmp_path / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 1\n"
