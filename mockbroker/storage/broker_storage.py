@@ -50,6 +50,7 @@ from mockbroker.storage.layout import (
     file_name,
     kafka_uuid,
     parse_kafka_uuid,
+    parse_partition_dir,
     partition_dir_name,
     write_atomically,
 )
@@ -188,7 +189,7 @@ class BrokerStorage:
         self.cluster.cluster_id = cluster_id
         if meta is not None:
             self.cluster.skip_producer_ids_below(meta.next_producer_id)
-            self._load(meta)
+        self._load(meta or metadata.ClusterMetadata())
         self.cluster.storage = self
         for topic in self.cluster.topics.values():
             for p in topic.partitions:
@@ -200,11 +201,38 @@ class BrokerStorage:
 
     def _load(self, meta: metadata.ClusterMetadata) -> None:
         now = self.cluster.clock.now_ms()
-        for record in meta.topics:
+        for record in meta.topics + self._discover({t.name for t in meta.topics}):
             topic = self._create_topic(record)
             for p in topic.partitions:
                 epoch = record.leader_epochs[p.index] if p.index < len(record.leader_epochs) else 0
                 self._load_partition(p, epoch, now)
+
+    def _discover(self, known: set[str]) -> list[metadata.TopicRecord]:
+        """Partition directories of topics the metadata file does not name (a log directory Kafka wrote, or a
+        lost metadata file): loaded as topics with the broker's default configs, their ids from
+        partition.metadata. Kafka's own metadata log (`__cluster_metadata-0`) is not a topic."""
+        found: dict[str, dict[int, int]] = {}
+        ids: dict[str, str] = {}
+        for node, d in self.dirs.items():
+            for entry in sorted(d.path.iterdir()) if d.path.is_dir() else []:
+                parsed = parse_partition_dir(entry.name)
+                if parsed is None or not entry.is_dir() or parsed[0] in known or parsed[0] == "__cluster_metadata":
+                    continue
+                topic, index = parsed
+                found.setdefault(topic, {})[index] = node
+                try:
+                    ids.setdefault(topic, kafka_uuid(decode_partition_metadata(
+                        (entry / PARTITION_METADATA).read_text())))
+                except (OSError, ValueError):
+                    pass
+        out = []
+        for topic, parts in sorted(found.items()):
+            log.warning("%s holds topic %s, which %s does not name: loaded with the default configs", self.data_dir,
+                        topic, metadata.FILE_NAME)
+            count = max(parts) + 1
+            out.append(metadata.TopicRecord(topic, ids.get(topic) or kafka_uuid(uuid.uuid4()), {},
+                                            [[parts.get(i, min(self.dirs))] for i in range(count)], [0] * count))
+        return out
 
     def _create_topic(self, record: metadata.TopicRecord) -> Topic:
         topic_id = parse_kafka_uuid(record.topic_id)

@@ -207,3 +207,18 @@ def test_the_first_roll_after_a_restart_takes_a_producer_snapshot(tmp_path: Path
     assert [s["base_offset"] for s in b2.segments("t")] == [0, 1]
     assert (tmp_path / "t-0" / "00000000000000000001.snapshot").exists()
     assert (tmp_path / "recovery-point-offset-checkpoint").read_text() == "0\n1\nt 0 1\n"
+
+
+def test_partition_directories_without_metadata_are_loaded_as_topics(tmp_path: Path) -> None:
+    b1 = open_broker(tmp_path)
+    t = b1.create_topic("found", 2, config={"retention.ms": "5000"})
+    produce(b1, "found", b"a", partition=1)
+    b1.storage.close()  # type: ignore[union-attr]
+    (tmp_path / "mockbroker-metadata.json").unlink()  # as in a log directory Kafka wrote
+    (tmp_path / "__cluster_metadata-0").mkdir()  # Kafka's metadata log is not a topic
+    b2 = open_broker(tmp_path)
+    assert b2.topics() == ["found"]
+    found = b2.cluster.topic("found")
+    assert found is not None and found.topic_id == t.topic_id and len(found.partitions) == 2
+    assert values(b2, "found", 1) == [b"a"]
+    assert found.config.overrides() == {}  # configs live in Kafka's metadata log: the defaults
