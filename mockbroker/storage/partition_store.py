@@ -91,6 +91,19 @@ def write_segment(directory: Path, base: int, batches: list[StoredBatch], interv
     return indexer.position
 
 
+def write_segment_indexes(directory: Path, base: int, batches: list[StoredBatch], interval: int) -> None:
+    """Rebuild a segment's `.index` and `.timeindex` from the batches it holds."""
+    indexer = SegmentIndexer(base, interval)
+    index = bytearray()
+    time = bytearray()
+    for b in batches:
+        i, t = indexer.add(b.last_offset, b.max_timestamp, b.size)
+        index += i
+        time += t
+    write_atomically(directory / file_name(base, INDEX), bytes(index), sync=False)
+    write_atomically(directory / file_name(base, TIME_INDEX), bytes(time), sync=False)
+
+
 def delete_segment_files(directory: Path, base: int) -> None:
     """Kafka's segment deletion: every file of the segment renamed `.deleted`, then removed."""
     for suffix in SEGMENT_SUFFIXES:
@@ -247,21 +260,34 @@ class PartitionStore:
                       if name.endswith(LOG) and (b := offset_of(name)) is not None)
 
     def _sync_segments(self, plog: PartitionLog) -> None:
-        keep = set(plog.segments.bases())
+        """Make the files match the log's segments: the files of segments it no longer has go (retention
+        from the front, or a truncation from the end), a segment file longer than the batches the log holds
+        in it is cut back (a truncation from the end) and its indexes rebuilt, snapshots outside the log go."""
+        segs = plog.segments
+        keep = {s.base_offset: i for i, s in enumerate(segs.segments)}
         for base in self.segment_bases_on_disk():
-            if base in keep:
-                continue
             if self.active is not None and self.active.base_offset == base:
                 self.active.close(inactive=False)
                 self.active = None
-            delete_segment_files(self.directory, base)
-        first = plog.segments.segments[0].base_offset
+            if base not in keep:
+                delete_segment_files(self.directory, base)
+                continue
+            lo, hi = segs.batch_range(plog, keep[base])
+            held = plog.batches[lo:hi]
+            path = self.directory / file_name(base, LOG)
+            if path.stat().st_size > sum(b.size for b in held):
+                with open(path, "r+b") as f:
+                    f.truncate(sum(b.size for b in held))
+                    os.fsync(f.fileno())
+                write_segment_indexes(self.directory, base, held, index_interval(plog))
+        first, end = segs.segments[0].base_offset, plog.log_end_offset
         for name in os.listdir(self.directory):
             offset = offset_of(name)
-            if name.endswith(SNAPSHOT) and offset is not None and offset < first:
+            if name.endswith(SNAPSHOT) and offset is not None and not first <= offset <= end:
                 os.unlink(self.directory / name)
-        if self.active is None:
-            self.open_active(plog, plog.segments.active.base_offset)
+        if self.epochs_written != plog.epoch_starts:
+            self._write_epochs(list(plog.epoch_starts))
+        self.open_active(plog, segs.active.base_offset)
         self.checkpoint_changed(LOG_START)
 
     # -- cleaning ------------------------------------------------------------------------------------

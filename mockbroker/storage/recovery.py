@@ -31,7 +31,6 @@ from mockbroker.state.segments import Segment
 from mockbroker.state.stored_batch import StoredBatch
 from mockbroker.storage import producer_snapshot
 from mockbroker.storage.checkpoints import decode_epochs
-from mockbroker.storage.indexes import SegmentIndexer
 from mockbroker.storage.layout import (
     CLEANED,
     DELETED,
@@ -43,8 +42,8 @@ from mockbroker.storage.layout import (
     TIME_INDEX,
     file_name,
     offset_of,
-    write_atomically,
 )
+from mockbroker.storage.partition_store import write_segment_indexes
 
 if TYPE_CHECKING:
     from mockbroker.state.log import PartitionLog
@@ -127,19 +126,6 @@ def finish_interrupted(directory: Path) -> None:
                 os.replace(swap, directory / file_name(base, suffix))
 
 
-def write_indexes(directory: Path, base: int, batches: list[StoredBatch], interval: int) -> None:
-    """Rebuild a segment's `.index` and `.timeindex` from its batches."""
-    indexer = SegmentIndexer(base, interval)
-    index = bytearray()
-    time = bytearray()
-    for b in batches:
-        i, t = indexer.add(b.last_offset, b.max_timestamp, b.size)
-        index += i
-        time += t
-    write_atomically(directory / file_name(base, INDEX), bytes(index), sync=False)
-    write_atomically(directory / file_name(base, TIME_INDEX), bytes(time), sync=False)
-
-
 def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: int, log_start: int | None,
                       cleaner_checkpoint: int | None, leader_epoch: int, now_ms: int,
                       index_interval: int, clean: bool = False) -> RecoveryReport:
@@ -167,7 +153,7 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
         report.segments += 1
         if check:
             report.checked_batches += len(found)
-            write_indexes(directory, base, seg_batches, index_interval)
+            write_segment_indexes(directory, base, seg_batches, index_interval)
         if seg_batches:
             next_offset = seg_batches[-1].last_offset + 1
         elif base > next_offset:
@@ -182,7 +168,7 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
                     if p.exists():
                         os.unlink(p)
                 report.deleted_segments += 1
-            write_indexes(directory, base, seg_batches, index_interval)
+            write_segment_indexes(directory, base, seg_batches, index_interval)
             break
     report.batches = len(batches)
     start = max(log_start or 0, segments[0].base_offset if segments else 0)
