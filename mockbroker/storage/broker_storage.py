@@ -183,6 +183,10 @@ class BrokerStorage:
         except OSError as exc:
             self.close(clean=False)
             raise DataDirError(f"cannot use the data dir {self.data_dir}: {exc}") from exc
+        except (ValueError, KeyError, TypeError) as exc:
+            self.close(clean=False)
+            raise DataDirError(f"{self.data_dir / metadata.FILE_NAME} does not parse ({exc}): fix or remove it "
+                               "(the partition directories are then loaded with default configs)") from exc
         except DataDirError:
             self.close(clean=False)
             raise
@@ -246,6 +250,16 @@ class BrokerStorage:
         return topic
 
     def _load_partition(self, p: Partition, epoch: int, now_ms: int) -> None:
+        try:
+            self._recover(p, epoch, now_ms)
+        except OSError as exc:  # this partition's files cannot be read: it starts empty, offline for writes
+            d = self.log_dir_of(p)
+            store = PartitionStore(d.path / partition_dir_name(p.topic.name, p.index), p.log, d.write_checkpoint)
+            d.partitions[(p.topic.name, p.index)] = (store, p.log)
+            p.log.sink = store
+            store.fail(exc)
+
+    def _recover(self, p: Partition, epoch: int, now_ms: int) -> None:
         d = self.log_dir_of(p)
         key = (p.topic.name, p.index)
         path = d.path / partition_dir_name(*key)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from mockbroker.clock import Clock
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.storage import segment_files
+from mockbroker.storage.broker_storage import DataDirError
 from tests.storage.helpers import T0, crash, open_broker, part, produce, values
 
 
@@ -226,3 +227,30 @@ def test_flush_ms_fsyncs_when_that_long_passed_since_the_last_flush(tmp_path: Pa
     clock.advance(1.0)
     produce(broker, "t", b"c")
     assert synced == ["t-0"]
+
+
+def test_a_partition_that_cannot_be_read_starts_offline_and_the_others_load(tmp_path: Path,
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    broker = open_broker(tmp_path)
+    broker.create_topic("bad")
+    broker.create_topic("good")
+    produce(broker, "bad", b"x")
+    produce(broker, "good", b"y")
+    broker.storage.close()  # type: ignore[union-attr]
+    log_file = tmp_path / "bad-0" / "00000000000000000000.log"
+    log_file.unlink()
+    log_file.mkdir()  # reading it fails (IsADirectoryError)
+    with caplog.at_level(logging.ERROR, "mockbroker.storage"):
+        again = open_broker(tmp_path)
+    assert values(again, "good") == [b"y"]
+    with pytest.raises(KafkaError) as err:
+        produce(again, "bad", b"z")
+    assert err.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert [r for r in caplog.records if "bad-0" in r.getMessage()]
+
+
+def test_a_metadata_file_that_does_not_parse_is_refused_with_one_message(tmp_path: Path) -> None:
+    open_broker(tmp_path).storage.close()  # type: ignore[union-attr]
+    (tmp_path / "mockbroker-metadata.json").write_text("{not json")
+    with pytest.raises(DataDirError, match="does not parse"):
+        open_broker(tmp_path)
