@@ -6,7 +6,7 @@ the model calls), and a new broker on the same directory recovers every topic, r
 - layout.py: file and directory names, meta.properties, partition.metadata, atomic writes;
 - checkpoints.py: the offset checkpoint files and leader-epoch-checkpoint;
 - indexes.py: the sparse offset index and the time index;
-- producer_snapshot.py: ProducerStateManager's `.snapshot` files;
+- producer_snapshot.py: ProducerStateManager's `.snapshot` files; txn_index.py: `.txnindex` files;
 - segment_files.py: the active segment's open files;
 - partition_store.py: one partition's files (the LogSink);
 - recovery.py: loading a partition directory after a clean stop or a crash;

@@ -7,6 +7,7 @@
         00000000000000000000.log                   the batches, byte for byte, named by base offset
         00000000000000000000.index / .timeindex    sparse offset index, time index (indexes.py)
         00000000000000000042.snapshot              producer state at offset 42 (producer_snapshot.py)
+        00000000000000000000.txnindex              aborted transactions (txn_index.py)
         leader-epoch-checkpoint                    (checkpoints.py)
 
 Files being replaced carry Kafka's suffixes: `.deleted` (a segment on its way out), `.cleaned` (the

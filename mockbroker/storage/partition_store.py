@@ -11,7 +11,9 @@
   offline); the rest of the broker keeps serving.
 - Retention and truncation (segments_changed): the files of segments the log no longer has are renamed
   `.deleted` and removed; producer snapshots below the first segment go with them.
-- Cleaning: the cleaned segments are written as `.cleaned` files, fsynced, renamed `.swap`, the replaced
+- An ABORT marker adds its transaction to the active segment's `.txnindex` (txn_index.py).
+- Cleaning: the cleaned segments are written as `.cleaned` files (their `.txnindex` keeps the aborted
+  transactions whose marker stayed), fsynced, renamed `.swap`, the replaced
   segments deleted (`.deleted`), then the `.swap` files renamed into place (recovery.py finishes or undoes
   each step after a crash).
 """
@@ -25,7 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mockbroker.errors import ErrorCode, KafkaError
-from mockbroker.storage import producer_snapshot
+from mockbroker.protocol.errors import DecodeError
+from mockbroker.protocol.records.batch import ControlType
+from mockbroker.state.cleaner import aborted_transactions
+from mockbroker.storage import producer_snapshot, txn_index
 from mockbroker.storage.checkpoints import CLEANER, LOG_START, RECOVERY_POINT, encode_epochs
 from mockbroker.storage.indexes import SegmentIndexer
 from mockbroker.storage.layout import (
@@ -38,12 +43,14 @@ from mockbroker.storage.layout import (
     SNAPSHOT,
     SWAP,
     TIME_INDEX,
+    TXN_INDEX,
     file_name,
     offset_of,
     sync_dir,
     write_atomically,
 )
 from mockbroker.storage.segment_files import ActiveSegment, write_all
+from mockbroker.storage.txn_index import TxnIndexEntry
 
 if TYPE_CHECKING:
     from mockbroker.protocol.records.batch import RecordBatch
@@ -102,6 +109,19 @@ def write_segment_indexes(directory: Path, base: int, batches: list[StoredBatch]
         time += t
     write_atomically(directory / file_name(base, INDEX), bytes(index), sync=False)
     write_atomically(directory / file_name(base, TIME_INDEX), bytes(time), sync=False)
+
+
+def read_txn_index(directory: Path, base: int) -> list[TxnIndexEntry]:
+    path = directory / file_name(base, TXN_INDEX)
+    return txn_index.decode(path.read_bytes()) if path.exists() else []
+
+
+def keep_txn_entries_below(directory: Path, base: int, end: int) -> None:
+    """Drop the `.txnindex` entries of a segment whose ABORT marker is at or past `end` (a truncated log)."""
+    entries = read_txn_index(directory, base)
+    kept = [e for e in entries if e.last_offset < end]
+    if len(kept) != len(entries):
+        write_atomically(directory / file_name(base, TXN_INDEX), b"".join(e.encode() for e in kept), sync=False)
 
 
 def delete_segment_files(directory: Path, base: int) -> None:
@@ -166,6 +186,8 @@ class PartitionStore:
                 self._roll_to(plog, target, rolls)
             assert self.active is not None
             self.active.append(batch.buffer, batch.last_offset, batch.max_timestamp)
+            if batch.is_control:
+                self._index_abort(plog, batch)
             if not plog.epoch_starts or plog.epoch_starts[-1][0] != plog.leader_epoch:
                 self._write_epochs([*plog.epoch_starts, (plog.leader_epoch, batch.base_offset)])
             self._maybe_flush(plog, batch, now_ms)
@@ -228,6 +250,28 @@ class PartitionStore:
             self.checkpoint_changed(RECOVERY_POINT)
         self.open_active(plog, base)
 
+    def _index_abort(self, plog: PartitionLog, batch: RecordBatch) -> None:
+        """An ABORT marker: its transaction's entry in the active segment's `.txnindex` (Kafka's
+        updateTxnIndex), before the producer state closes the transaction."""
+        try:
+            if batch.control_record().type != ControlType.ABORT:
+                return
+        except DecodeError:
+            return
+        pid = batch.producer_id
+        entry = plog.producers.entries.get(pid)
+        first = entry.current_txn_first_offset if entry is not None else -1
+        others = [o for p, o in plog.open_txn_first_offsets.items() if p != pid]
+        lso = min(others) if others else batch.last_offset + 1
+        assert self.active is not None
+        data = TxnIndexEntry(pid, first if first >= 0 else batch.base_offset, batch.last_offset, lso).encode()
+        fd = os.open(self.directory / file_name(self.active.base_offset, TXN_INDEX),
+                     os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+
     def write_snapshot(self, plog: PartitionLog, offset: int) -> None:
         data = producer_snapshot.encode(snapshot_entries(plog))
         write_atomically(self.directory / file_name(offset, SNAPSHOT), data, sync=True)
@@ -280,6 +324,7 @@ class PartitionStore:
                     f.truncate(sum(b.size for b in held))
                     os.fsync(f.fileno())
                 write_segment_indexes(self.directory, base, held, index_interval(plog))
+                keep_txn_entries_below(self.directory, base, plog.log_end_offset)
         first, end = segs.segments[0].base_offset, plog.log_end_offset
         for name in os.listdir(self.directory):
             offset = offset_of(name)
@@ -296,25 +341,33 @@ class PartitionStore:
         if count:
             upper = segs.upper_bound(count - 1, plog.log_end_offset)
             replaced = [b for b in self.segment_bases_on_disk() if b < upper]
+            markers = {(t.producer_id, t.last_offset) for t in aborted_transactions(plog)}
+            aborted = [e for b in replaced for e in read_txn_index(self.directory, b)
+                       if (e.producer_id, e.last_offset) in markers]
             if self.active is not None and self.active.base_offset < upper:
                 self.active.close(inactive=True)
                 self.active = None
             interval = index_interval(plog)
-            written = []
+            written: dict[int, tuple[str, ...]] = {}
             for i in range(count):
                 lo, hi = segs.batch_range(plog, i)
                 base = segs.segments[i].base_offset
                 write_segment(self.directory, base, plog.batches[lo:hi], interval, CLEANED)
-                written.append(base)
-            for base in written:  # complete: .cleaned -> .swap
-                for suffix in (LOG, INDEX, TIME_INDEX):
+                written[base] = (LOG, INDEX, TIME_INDEX)
+                mine = [e for e in aborted if base <= e.last_offset < segs.upper_bound(i, plog.log_end_offset)]
+                if mine:
+                    write_atomically(self.directory / (file_name(base, TXN_INDEX) + CLEANED),
+                                     b"".join(e.encode() for e in mine))
+                    written[base] += (TXN_INDEX,)
+            for base, suffixes in written.items():  # complete: .cleaned -> .swap
+                for suffix in suffixes:
                     name = file_name(base, suffix)
                     os.replace(self.directory / (name + CLEANED), self.directory / (name + SWAP))
             sync_dir(self.directory)
             for base in replaced:
                 delete_segment_files(self.directory, base)
-            for base in written:  # .swap -> in place
-                for suffix in (LOG, INDEX, TIME_INDEX):
+            for base, suffixes in written.items():  # .swap -> in place
+                for suffix in suffixes:
                     name = file_name(base, suffix)
                     os.replace(self.directory / (name + SWAP), self.directory / name)
             sync_dir(self.directory)

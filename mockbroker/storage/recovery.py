@@ -40,10 +40,11 @@ from mockbroker.storage.layout import (
     SNAPSHOT,
     SWAP,
     TIME_INDEX,
+    TXN_INDEX,
     file_name,
     offset_of,
 )
-from mockbroker.storage.partition_store import write_segment_indexes
+from mockbroker.storage.partition_store import keep_txn_entries_below, write_segment_indexes
 
 if TYPE_CHECKING:
     from mockbroker.state.log import PartitionLog
@@ -116,11 +117,11 @@ def finish_interrupted(directory: Path) -> None:
         last = batches[-1].last_offset if batches else base
         for other in _segment_bases(directory):
             if base < other <= last:
-                for suffix in (LOG, INDEX, TIME_INDEX):
+                for suffix in (LOG, INDEX, TIME_INDEX, TXN_INDEX):
                     path = directory / file_name(other, suffix)
                     if path.exists():
                         os.unlink(path)
-        for suffix in (LOG, INDEX, TIME_INDEX):
+        for suffix in (LOG, INDEX, TIME_INDEX, TXN_INDEX):
             swap = directory / (file_name(base, suffix) + SWAP)
             if swap.exists():
                 os.replace(swap, directory / file_name(base, suffix))
@@ -162,8 +163,9 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
             with open(path, "r+b") as f:
                 f.truncate(valid)
             report.truncated_bytes += len(data) - valid
+            keep_txn_entries_below(directory, base, next_offset)
             for later in bases[k + 1:]:
-                for suffix in (LOG, INDEX, TIME_INDEX):
+                for suffix in (LOG, INDEX, TIME_INDEX, TXN_INDEX):
                     p = directory / file_name(later, suffix)
                     if p.exists():
                         os.unlink(p)

@@ -11,10 +11,11 @@ import crc32c
 import pytest
 from kafka.record.memory_records import MemoryRecords
 
-from mockbroker.storage import checkpoints, layout, producer_snapshot
+from mockbroker.protocol.records.batch import ControlType
+from mockbroker.storage import checkpoints, layout, producer_snapshot, txn_index
 from mockbroker.storage.indexes import SegmentIndexer, decode_offset_index, decode_time_index
 from mockbroker.storage.producer_snapshot import SnapshotEntry
-from tests.storage.helpers import T0, open_broker, part, produce
+from tests.storage.helpers import T0, end_txn, open_broker, part, produce
 
 
 def test_segment_files_are_named_by_base_offset_on_20_digits() -> None:
@@ -91,6 +92,29 @@ def test_producer_snapshot_is_kafkas_version_1_layout() -> None:
     broken[-1] ^= 1
     with pytest.raises(producer_snapshot.CorruptSnapshotError):
         producer_snapshot.decode(bytes(broken))
+
+
+def test_txn_index_entries_are_kafkas_34_byte_aborted_txn() -> None:
+    entry = txn_index.TxnIndexEntry(producer_id=1000, first_offset=3, last_offset=7, last_stable_offset=8)
+    data = entry.encode()
+    assert data == (b"\x00\x00" + (1000).to_bytes(8, "big") + (3).to_bytes(8, "big") + (7).to_bytes(8, "big")
+                    + (8).to_bytes(8, "big"))
+    assert len(data) == 34
+    assert txn_index.decode(data + data[:10]) == [entry]  # a torn last entry is left out
+
+
+def test_an_abort_marker_adds_its_transaction_to_the_segments_txnindex(tmp_path: Path) -> None:
+    broker = open_broker(tmp_path)
+    broker.create_topic("t")
+    produce(broker, "t", b"plain")
+    produce(broker, "t", b"open", pid=1001, epoch=0, seq=0, txn=True)  # offset 1, still open after
+    produce(broker, "t", b"a1", pid=1000, epoch=0, seq=0, txn=True)  # offset 2
+    produce(broker, "t", b"a2", pid=1000, epoch=0, seq=1, txn=True)  # offset 3
+    end_txn(broker, "t", ControlType.ABORT, 1000, 0)  # offset 4
+    end_txn(broker, "t", ControlType.COMMIT, 1001, 0)  # offset 5: commits are not indexed
+    data = (tmp_path / "t-0" / "00000000000000000000.txnindex").read_bytes()
+    # the last stable offset after the abort: the other open transaction's first offset
+    assert txn_index.decode(data) == [txn_index.TxnIndexEntry(1000, 2, 4, 1)]
 
 
 def test_a_new_data_dir_has_kafkas_files(tmp_path: Path) -> None:

@@ -254,3 +254,20 @@ def test_a_truncation_from_the_end_cuts_the_files_so_a_restart_does_not_bring_th
     b2 = open_broker(tmp_path)
     assert values(b2, "t") == [b"x" * 40 + b"%d" % i for i in range(4)] + [b"new"]
     assert b2.producers("t")[0]["last_sequence"] == 4
+
+
+def test_compaction_keeps_the_txnindex_entries_of_markers_that_stay(tmp_path: Path) -> None:
+    from mockbroker.storage import txn_index
+
+    b1 = open_broker(tmp_path)
+    b1.create_topic("c", config={"cleanup.policy": "compact"})
+    produce(b1, "c", b"aborted", key=b"k", pid=1000, epoch=0, seq=0, txn=True)
+    end_txn(b1, "c", ControlType.ABORT, 1000, 0)
+    produce(b1, "c", b"v", key=b"k")
+    b1.compact("c")  # the aborted batch goes; its marker stays this pass (a batch of it was seen)
+    entries = [e for p in (tmp_path / "c-0").glob("*.txnindex") for e in txn_index.decode(p.read_bytes())]
+    assert [(e.producer_id, e.first_offset, e.last_offset) for e in entries] == [(1000, 0, 1)]
+    assert not list((tmp_path / "c-0").glob("*.cleaned")) and not list((tmp_path / "c-0").glob("*.swap"))
+    b1.storage.close()  # type: ignore[union-attr]
+    b2 = open_broker(tmp_path)
+    assert values(b2, "c") == [b"v"]
