@@ -10,7 +10,8 @@ As Kafka's LogLoader:
    and every later segment is deleted. Their offset and time indexes are rebuilt.
 3. Offsets: the log end offset after the last batch (or the last, empty, segment's base), the log start
    offset from log-start-offset-checkpoint (at least the first segment's base), the leader epochs from
-   leader-epoch-checkpoint plus the epochs of the batches after it.
+   leader-epoch-checkpoint plus the epochs of the batches after it; the leader epoch one above the last
+   known (the partition was offline and elected again).
 4. Producer state: the latest `.snapshot` at or below the log end offset, then the batches from its offset
    on replayed (later snapshots, made stale by a truncation, are deleted); without a snapshot, every batch.
    Producers whose last batch lies below the log start offset are dropped, as Kafka's truncateHead does.
@@ -185,7 +186,9 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
     plog.segments.segments[:] = segments or [Segment(end)]
     plog.segments.cleaner_checkpoint = cleaner_checkpoint
     plog.epoch_starts[:] = _epochs(directory, batches, end)
-    plog.leader_epoch = max(leader_epoch, plog.epoch_starts[-1][0] if plog.epoch_starts else 0)
+    # A restarted broker's partitions went offline and were elected again: the epoch goes up, as in Kafka,
+    # so clients that cached the old epoch take the new metadata as newer.
+    plog.leader_epoch = max(leader_epoch, plog.epoch_starts[-1][0] if plog.epoch_starts else 0) + 1
     report.snapshot_offset = load_producer_state(directory, plog, now_ms)
     plog.sync_open_txns()
     return report

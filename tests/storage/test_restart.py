@@ -36,8 +36,11 @@ def test_topics_ids_configs_records_and_offsets_survive_a_restart(tmp_path: Path
     assert values(b2, "orders", 0) == [b"o0", b"o3"] and values(b2, "orders", 2) == [b"o2"]
     assert b2.offsets("other") == {"log_start_offset": 1, "high_watermark": 2, "last_stable_offset": 2}
     assert values(b2, "other") == [b"y"]
-    # and the log goes on where it was
+    # and the log goes on where it was, under a new leader epoch (offline, then elected again)
     assert produce(b2, "other", b"z").base_offset == 2
+    assert b2.partition_state("other", 0).leader_epoch == 1
+    assert part(b2, "other").log.epoch_starts == [(0, 0), (1, 2)]
+    assert (tmp_path / "other-0" / "leader-epoch-checkpoint").read_text() == "0\n2\n0 0\n1 2\n"
 
 
 def test_an_idempotent_producer_continues_and_its_last_batch_is_a_duplicate(tmp_path: Path) -> None:
