@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,25 @@ def test_confluent_idempotent_producer_goes_on_across_a_restart_without_duplicat
         assert [r.value for r in b2.records("t")] == [b"v%d" % i for i in range(100)]
         [state] = b2.producers("t")
         assert state["producer_id"] == pid and state["last_sequence"] == 99
+        assert _consume_all(b2.bootstrap_servers, "t", 100) == [b"v%d" % i for i in range(100)]
+
+
+def _consume_all(bootstrap: str, topic: str, count: int) -> list[bytes]:
+    """Every record of partition 0 from the start, with librdkafka's consumer (Fetch serves what was loaded)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "persistence-test", "enable.auto.commit": False})
+    try:
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        out: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(out) < count and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is not None and msg.error() is None:
+                out.append(msg.value() or b"")
+        return out
+    finally:
+        consumer.close()
 
 
 def test_a_retry_of_the_last_batch_from_before_a_restart_is_answered_as_a_duplicate(tmp_path: Path) -> None:
