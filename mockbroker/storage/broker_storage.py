@@ -193,7 +193,7 @@ class BrokerStorage:
         self.cluster.cluster_id = cluster_id
         if meta is not None:
             self.cluster.skip_producer_ids_below(meta.next_producer_id)
-        self._load(meta or metadata.ClusterMetadata())
+        self._load(meta or metadata.ClusterMetadata(), has_metadata=meta is not None)
         self.cluster.storage = self
         for topic in self.cluster.topics.values():
             for p in topic.partitions:
@@ -203,24 +203,35 @@ class BrokerStorage:
             self._guarded(d.write_all_checkpoints)
         self._guarded(self.metadata_changed)
 
-    def _load(self, meta: metadata.ClusterMetadata) -> None:
+    def _load(self, meta: metadata.ClusterMetadata, *, has_metadata: bool) -> None:
         now = self.cluster.clock.now_ms()
-        for record in meta.topics + self._discover({t.name for t in meta.topics}):
+        known = {(t.name, i) for t in meta.topics for i in range(len(t.replicas))}
+        for record in meta.topics + self._discover(known, has_metadata):
             topic = self._create_topic(record)
             for p in topic.partitions:
                 epoch = record.leader_epochs[p.index] if p.index < len(record.leader_epochs) else 0
                 self._load_partition(p, epoch, now)
 
-    def _discover(self, known: set[str]) -> list[metadata.TopicRecord]:
-        """Partition directories of topics the metadata file does not name (a log directory Kafka wrote, or a
-        lost metadata file): loaded as topics with the broker's default configs, their ids from
-        partition.metadata. Kafka's own metadata log (`__cluster_metadata-0`) is not a topic."""
+    def _discover(self, known: set[tuple[str, int]], has_metadata: bool) -> list[metadata.TopicRecord]:
+        """Partition directories the metadata file does not name. With no metadata file (a log directory
+        Kafka wrote, or a lost file) they are loaded as topics with the broker's default configs and the ids
+        of their partition.metadata. With one, they are strays (a topic whose creation did not finish, a
+        deletion that did): renamed `-stray` and left alone, as Kafka does. Directories of deleted topics
+        (`-delete`) are removed; Kafka's own metadata log (`__cluster_metadata-0`) is not a topic."""
         found: dict[str, dict[int, int]] = {}
         ids: dict[str, str] = {}
         for node, d in self.dirs.items():
             for entry in sorted(d.path.iterdir()) if d.path.is_dir() else []:
+                if entry.is_dir() and entry.name.endswith("-delete"):
+                    shutil.rmtree(entry, ignore_errors=True)
+                    continue
                 parsed = parse_partition_dir(entry.name)
-                if parsed is None or not entry.is_dir() or parsed[0] in known or parsed[0] == "__cluster_metadata":
+                if parsed is None or not entry.is_dir() or parsed in known or parsed[0] == "__cluster_metadata":
+                    continue
+                if has_metadata:
+                    stray = entry.with_name(f"{entry.name}.{uuid.uuid4().hex}-stray")
+                    log.warning("%s is not a partition of %s: renamed %s", entry, metadata.FILE_NAME, stray.name)
+                    os.replace(entry, stray)
                     continue
                 topic, index = parsed
                 found.setdefault(topic, {})[index] = node
@@ -310,6 +321,9 @@ class BrokerStorage:
             store.fail(exc)
 
     def topic_deleted(self, topic: Topic) -> None:
+        """The metadata first (a crash after it leaves stray directories, not a resurrected topic), then the
+        directories: renamed `-delete` and removed."""
+        self._guarded(self.metadata_changed)
         for p in topic.partitions:
             d = self.log_dir_of(p)
             entry = d.partitions.pop((topic.name, p.index), None)
@@ -329,7 +343,6 @@ class BrokerStorage:
                 log.error("cannot delete %s: %s", store.directory, exc)
         for d in self.dirs.values():
             self._guarded(d.write_all_checkpoints)
-        self._guarded(self.metadata_changed)
 
     def metadata_changed(self) -> None:
         if self.closed:

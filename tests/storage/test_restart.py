@@ -274,3 +274,23 @@ def test_compaction_keeps_the_txnindex_entries_of_markers_that_stay(tmp_path: Pa
     b1.storage.close()  # type: ignore[union-attr]
     b2 = open_broker(tmp_path)
     assert values(b2, "c") == [b"v"]
+
+
+def test_partition_directories_the_metadata_does_not_name_are_set_aside_as_strays(tmp_path: Path) -> None:
+    b1 = open_broker(tmp_path)
+    b1.create_topic("t", 1)
+    b1.storage.close()  # type: ignore[union-attr]
+    # a crash in the middle of CreatePartitions (directory made, metadata not yet written), and one of a
+    # topic that never made it into the metadata
+    for name in ("t-1", "ghost-0"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "00000000000000000000.log").write_bytes(b"")
+    (tmp_path / "old-0.0123abcd-delete").mkdir()  # a deletion that did not finish
+    b2 = open_broker(tmp_path)
+    assert b2.topics() == ["t"] and len(b2.cluster.topic("t").partitions) == 1  # type: ignore[union-attr]
+    names = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
+    assert [n for n in names if n.startswith("ghost-0.") and n.endswith("-stray")]
+    assert [n for n in names if n.startswith("t-1.") and n.endswith("-stray")]
+    assert "t-1" not in names and "ghost-0" not in names and "old-0.0123abcd-delete" not in names
+    b2.cluster.create_partitions("t", 2)  # the new partition starts empty, not on the stray's files
+    assert values(b2, "t", 1) == []
