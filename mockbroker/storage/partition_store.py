@@ -310,16 +310,15 @@ class PartitionStore:
         segs = plog.segments
         keep = {s.base_offset: i for i, s in enumerate(segs.segments)}
         for base in self.segment_bases_on_disk():
-            if self.active is not None and self.active.base_offset == base:
-                self.active.close(inactive=False)
-                self.active = None
             if base not in keep:
+                self._close_active_at(base)
                 delete_segment_files(self.directory, base)
                 continue
             lo, hi = segs.batch_range(plog, keep[base])
             held = plog.batches[lo:hi]
             path = self.directory / file_name(base, LOG)
             if path.stat().st_size > sum(b.size for b in held):
+                self._close_active_at(base)
                 with open(path, "r+b") as f:
                     f.truncate(sum(b.size for b in held))
                     os.fsync(f.fileno())
@@ -332,8 +331,14 @@ class PartitionStore:
                 os.unlink(self.directory / name)
         if self.epochs_written != plog.epoch_starts:
             self._write_epochs(list(plog.epoch_starts))
-        self.open_active(plog, segs.active.base_offset)
+        if self.active is None:
+            self.open_active(plog, segs.active.base_offset)
         self.checkpoint_changed(LOG_START)
+
+    def _close_active_at(self, base: int) -> None:
+        if self.active is not None and self.active.base_offset == base:
+            self.active.close(inactive=False)
+            self.active = None
 
     # -- cleaning ------------------------------------------------------------------------------------
     def _swap_cleaned(self, plog: PartitionLog, count: int) -> None:
