@@ -7,7 +7,9 @@ As Kafka's LogLoader:
    recovery-point-offset-checkpoint; all of them when the partition has none) are checked as the broker
    checks a produced batch (length, magic, CRC-32C: RecordBatch.validate) and must follow each other in
    offset order. At the first batch that fails, the segment is truncated there (a torn or corrupt tail)
-   and every later segment is deleted. Their offset and time indexes are rebuilt.
+   and every later segment is deleted; a segment (not the first) with no whole batch at all, or whose
+   base offset falls inside the segment before it, is deleted with them. The checked segments' offset
+   and time indexes are rebuilt.
 3. Offsets: the log end offset after the last batch (or the last, empty, segment's base), the log start
    offset from log-start-offset-checkpoint (at least the first segment's base), the leader epochs from
    leader-epoch-checkpoint plus the epochs of the batches after it; the leader epoch one above the last
@@ -145,6 +147,17 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
         last_segment = k + 1 == len(bases)
         check = not clean and (last_segment or bases[k + 1] > recovery_point)
         found, valid = scan_batches(data, check=check, next_offset=max(next_offset, base))
+        if k and base < next_offset:  # overlaps the segment before it: not a segment of this log
+            found, valid = [], 0
+        if k and not found and valid < len(data):  # nothing of it is whole: it goes with the ones after it
+            for later in bases[k:]:
+                for suffix in (LOG, INDEX, TIME_INDEX, TXN_INDEX):
+                    p = directory / file_name(later, suffix)
+                    if p.exists():
+                        os.unlink(p)
+                report.deleted_segments += 1
+            report.truncated_bytes += len(data)
+            break
         seg = Segment(base, size=valid, created_ms=now_ms, last_modified_ms=now_ms)
         seg_batches = [stored(b, now_ms) for b in found]
         for b in seg_batches:

@@ -254,3 +254,22 @@ def test_a_metadata_file_that_does_not_parse_is_refused_with_one_message(tmp_pat
     (tmp_path / "mockbroker-metadata.json").write_text("{not json")
     with pytest.raises(DataDirError, match="does not parse"):
         open_broker(tmp_path)
+
+
+def test_a_segment_with_no_whole_batch_after_a_crash_goes_and_the_log_ends_before_it(tmp_path: Path) -> None:
+    broker = open_broker(tmp_path)
+    broker.create_topic("t", config={"segment.bytes": "300"})
+    for i in range(6):
+        produce(broker, "t", b"x" * 40 + b"%d" % i)
+    segs = broker.segments("t")
+    crash(broker)
+    last = tmp_path / "t-0" / f"{segs[-1]['base_offset']:020d}.log"
+    last.write_bytes(last.read_bytes()[:30])  # the crash tore the first batch of the newest segment
+    again = open_broker(tmp_path)
+    assert not last.exists()
+    assert again.offsets("t")["high_watermark"] == segs[-1]["base_offset"]
+    produce(again, "t", b"after")
+    crash(again)
+    third = open_broker(tmp_path)
+    assert values(third, "t")[-1] == b"after"
+    assert third.offsets("t")["high_watermark"] == segs[-1]["base_offset"] + 1
