@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--topic", action="append", default=[], metavar="NAME[:PARTITIONS]",
                    help="create a topic at start (repeatable)")
     p.add_argument("--no-auto-create", action="store_true", help="disable auto topic creation")
+    p.add_argument("--data-dir", metavar="DIR", help="keep the logs in DIR in Kafka's layout and load them at start "
+                   "(KAFKA_LOG_DIRS / log.dirs; default: in memory only)")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="a broker setting in Kafka's name, e.g. log.retention.ms=60000 (repeatable)")
     p.add_argument("--http-port", type=int, help="serve the HTTP control endpoint on this port (0: a free one)")
@@ -139,6 +141,7 @@ def flags_from_args(args: argparse.Namespace) -> Flags:
         node_id=args.node_id, cluster_id=args.cluster_id, partitions=args.partitions,
         auto_create=False if args.no_auto_create else None, config=list(args.config), topics=list(args.topic),
         http_host=args.http_host, http_port=args.http_port, log_level=args.log_level, brokers=args.brokers,
+        data_dir=args.data_dir,
     )
 
 
@@ -168,6 +171,7 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
                 ca_out: str | None = None) -> int:
     from mockbroker.errors import KafkaError
     from mockbroker.server import MockBroker
+    from mockbroker.storage.broker_storage import DataDirError
 
     kwargs = settings.broker_kwargs()
     security = dict(security or {})
@@ -180,6 +184,8 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
         tls = broker.security.tls
     except KafkaError as exc:
         return _fail(f"bad setting: {exc.message or exc}", 2)
+    except DataDirError as exc:
+        return _fail(str(exc), 2)
     except (ValueError, OSError) as exc:
         return _fail(f"bad security setting: {exc}", 2)
     if ca_out is not None and tls is not None:
@@ -188,6 +194,8 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
     if settings.rack is not None:
         broker.cluster.nodes[settings.node_id].rack = settings.rack
     for spec in settings.topics:
+        if broker.cluster.topic(spec.name) is not None:
+            continue  # kept in the data dir from an earlier run (Kafka's images skip existing topics too)
         try:
             broker.cluster.create_topic(spec.name, spec.partitions, spec.replication_factor, dict(spec.config))
         except KafkaError as exc:

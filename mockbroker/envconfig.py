@@ -96,7 +96,7 @@ PLUMBING_PREFIXES = ("KAFKA_JMX_", "KAFKA_LOG4J_", "KAFKA_KRAFT_", "KAFKA_CLIENT
 
 # Kafka settings that have no effect on a single in-memory node: accepted without a warning.
 IGNORED_SETTINGS = frozenset({
-    "log.dirs", "log.dir", "metadata.log.dir", "offsets.topic.replication.factor",
+    "metadata.log.dir", "offsets.topic.replication.factor",
     "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
     "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
     "num.network.threads", "num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir",
@@ -164,6 +164,7 @@ class Flags:
     http_port: int | None = None
     log_level: str | None = None
     brokers: int | None = None
+    data_dir: str | None = None
 
 
 @dataclass
@@ -184,6 +185,7 @@ class BrokerSettings:
     warnings: list[str] = field(default_factory=list)  # other things worth one WARNING line each
     users: dict[str, str] = field(default_factory=dict)  # SASL users (KAFKA_CLIENT_USERS / _PASSWORDS)
     ssl_ca_out: str | None = None  # where to write the CA certificate clients should trust
+    data_dir: str | None = None  # log.dirs / log.dir / --data-dir: persistence (mockbroker/storage); None: memory
 
     def broker_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for MockBroker(...) (brokers only when more than one)."""
@@ -192,7 +194,8 @@ class BrokerSettings:
             "cluster_id": self.cluster_id,
             "config": dict(self.config),
             "listeners": [spec.to_listener(self.node_id) for spec in self.listeners],
-        } | ({"users": dict(self.users)} if self.users else {})
+        } | ({"users": dict(self.users)} if self.users else {}) | (
+            {"data_dir": self.data_dir} if self.data_dir else {})
 
     def unknown_line(self) -> str | None:
         """The one WARNING line listing the settings mockbroker does not know (None if there are none)."""
@@ -248,6 +251,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("KAFKA_ADVERTISED_HOST_NAME",     "KAFKA_CFG_ADVERTISED_HOST_NAME",          "advertised.host.name",   text),
     EnvVar("KAFKA_ADVERTISED_PORT",          "KAFKA_CFG_ADVERTISED_PORT",               "advertised.port",        integer("the advertised port", 1, 65535)),
     # -- Kafka's coarser spellings of .ms settings (TIME_SYNONYMS: used when the .ms setting is not given)
+    EnvVar("KAFKA_LOG_DIRS",                 "KAFKA_CFG_LOG_DIRS",                      "log.dirs",               text, True),
+    EnvVar("KAFKA_LOG_DIR",                  "KAFKA_CFG_LOG_DIR",                       "log.dir",                text, True),
     EnvVar("KAFKA_LOG_RETENTION_MINUTES",    "KAFKA_CFG_LOG_RETENTION_MINUTES",         "log.retention.minutes",  integer("log.retention.minutes")),
     EnvVar("KAFKA_LOG_RETENTION_HOURS",      "KAFKA_CFG_LOG_RETENTION_HOURS",           "log.retention.hours",    integer("log.retention.hours")),
     EnvVar("KAFKA_LOG_ROLL_HOURS",           "KAFKA_CFG_LOG_ROLL_HOURS",                "log.roll.hours",         integer("log.roll.hours")),
@@ -364,6 +369,7 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
         ("mockbroker.http.port", flags.http_port, "--http-port"),
         ("mockbroker.log.level", flags.log_level or None, "--log-level"),
         ("mockbroker.brokers", flags.brokers, "--brokers"),
+        ("log.dirs", flags.data_dir, "--data-dir"),
     ]
     for key, flag_value, flag in given:
         if flag_value is not None:
@@ -551,7 +557,18 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.brokers = props.value("mockbroker.brokers", 1)
     out.users = _users(props)
     out.ssl_ca_out = props.value("mockbroker.ssl.ca.out")
+    out.data_dir = _data_dir(props)
     return out
+
+
+def _data_dir(props: Props) -> str | None:
+    """The first directory of log.dirs (else log.dir): where the broker keeps its logs (mockbroker/storage).
+    Kafka spreads partitions over several; mockbroker uses the first (the others are named in a warning)."""
+    for key in ("log.dirs", "log.dir"):
+        value = props.value(key)
+        if value and value.strip():
+            return str(value.split(",")[0].strip())
+    return None
 
 
 def _users(props: Props) -> dict[str, str]:

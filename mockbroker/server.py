@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ from mockbroker.state.segments import describe_segments
 from mockbroker.state.txn import TxnCoordinator
 from mockbroker.state.txn_inspection import transactions
 from mockbroker.state.txn_metadata import TransactionInfo
+from mockbroker.storage.broker_storage import data_dir_from_config, open_storage
 
 if TYPE_CHECKING:
     from mockbroker.security.oauth import OAuthConfig
@@ -111,6 +113,7 @@ class MockBroker(NodeControl):
         oauth: OAuthConfig | None = None,
         brokers: int = 1,
         racks: list[str | None] | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
@@ -128,6 +131,8 @@ class MockBroker(NodeControl):
             is enabled by default (else list it in sasl_mechanisms: unsecured JWTs, Kafka's default).
         brokers: how many nodes (ids node_id, node_id+1, ...); each gets the listeners of the first, on
         the next ports (port 0: each a free port); racks: one per node.
+        data_dir: keep the logs there in Kafka's layout and load what it holds (mockbroker/storage; also
+        config["log.dirs"] / ["log.dir"]); None: in memory only, nothing touches the disk.
         """
         settings = dict(config or {})
         if partitions is not None:
@@ -175,6 +180,10 @@ class MockBroker(NodeControl):
                                          coordinators_of=self.node)
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
                                               txn_index=lambda: self.node.txn_coordinator.aborted)
+        data_dir = data_dir if data_dir is not None else data_dir_from_config(settings)
+        self.storage = None if data_dir is None else open_storage(
+            data_dir, self.cluster, node_ids, cluster_id_given=cluster_id is not None,
+            aborted_index=lambda: self.node.txn_coordinator.aborted)
         self.faults = Faults()
         self.requests = RequestRecord()
         self.node_latency_ms: dict[int, int] = {}  # set_latency (mockbroker/node_control.py)
@@ -226,6 +235,8 @@ class MockBroker(NodeControl):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)
         self._servers.clear()
+        if self.storage is not None:
+            self.storage.close()  # snapshots, checkpoints, the clean shutdown marker
 
     async def __aenter__(self) -> MockBroker:
         return await self.start()

@@ -426,6 +426,8 @@ def clean(log: PartitionLog, config: TopicConfig, now_ms: int, first_dirty: int,
     cleaning = [i for i, s in enumerate(segs.segments) if s.base_offset < end]
     if not cleaning:
         segs.cleaner_checkpoint = end
+        if log.sink is not None:
+            log.sink.cleaned(0)
         return stats
     offsets = build_offset_map(log, first_dirty, end)
     old_segments = [segs.segments[i] for i in cleaning]
@@ -467,6 +469,8 @@ def clean(log: PartitionLog, config: TopicConfig, now_ms: int, first_dirty: int,
     install(log, new_batches, hi_all)
     segs.segments[: len(cleaning)] = new_segments
     segs.cleaner_checkpoint = end
+    if log.sink is not None:
+        log.sink.cleaned(len(new_segments))  # .cleaned files, swapped in as Kafka does
     stats.batches_after = len(new_batches)
     stats.bytes_after = sum(b.size for b in new_batches)
     stats.records_removed = work.removed

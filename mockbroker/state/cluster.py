@@ -1,7 +1,9 @@
 """The cluster model: nodes, topics with ids, partitions with a leader, an epoch and a log.
 
 A cluster of nodes from the start (one by default): every partition names its leader node and epoch,
-every listener belongs to a node. No I/O here; the server binds listeners and handlers read this.
+every listener belongs to a node. No I/O here; the server binds listeners and handlers read this. With a
+data dir, `storage` (state/storage_hooks.ClusterStore, None in memory) hears of new partitions, deleted
+topics and metadata changes (topics, configs, the producer id block).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import random
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from mockbroker.clock import Clock
 from mockbroker.errors import ErrorCode, KafkaError
@@ -29,6 +31,22 @@ EXCESSIVE_PARTITIONS_MESSAGE = "Excessively large number of partitions per reque
 # The broker-wide bound on the record bytes held (all partitions' logs); -1: none. See make_room.
 MAX_LOG_BYTES = "mockbroker.max.log.bytes"
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+# Producer ids are handed out in blocks (Kafka's ProducerIdsRecord): storage records the end of each block
+# as it is entered, so a restarted broker never hands out an id it gave before.
+PRODUCER_ID_BLOCK = 1000
+
+
+class ClusterStore(Protocol):
+    """The cluster's metadata (topics, ids, configs) and the partition directories."""
+
+    def partition_created(self, partition: Partition) -> None:
+        """A new partition: make its directory and attach its LogSink."""
+
+    def topic_deleted(self, topic: Topic) -> None:
+        """A deleted topic: its directories go."""
+
+    def metadata_changed(self) -> None:
+        """Topics, partitions, configs or the producer id block changed: store them."""
 
 
 def validate_topic_name(name: str) -> None:
@@ -131,6 +149,8 @@ class Topic:
 
 
 class Cluster:
+    storage: ClusterStore | None = None  # the data dir (mockbroker/storage), None in memory mode
+
     def __init__(
         self,
         *,
@@ -158,7 +178,18 @@ class Cluster:
         """A producer id unique across the cluster for the broker's lifetime."""
         pid = self._next_producer_id
         self._next_producer_id += 1
+        if self.storage is not None and pid % PRODUCER_ID_BLOCK == 0:
+            self.storage.metadata_changed()  # a new block: its end is stored
         return pid
+
+    def skip_producer_ids_below(self, next_id: int) -> None:
+        """Hand out ids from `next_id` on (a restarted broker: past every id it gave before)."""
+        self._next_producer_id = max(self._next_producer_id, next_id)
+
+    @property
+    def producer_id_block_end(self) -> int:
+        """The end of the block the next producer id falls in (what a restart starts from)."""
+        return (self._next_producer_id // PRODUCER_ID_BLOCK + 1) * PRODUCER_ID_BLOCK
 
     # -- topics ----------------------------------------------------------------------------------
     def new_partition_count(self, partitions: int, assignment_count: int = 0) -> int:
@@ -262,6 +293,8 @@ class Cluster:
             self._add_assigned_partitions(topic, replica_lists)
         else:
             self._add_partitions(topic, partitions, replication_factor)
+        if self.storage is not None:
+            self.storage.metadata_changed()
         return topic
 
     def validate_manual_assignment(self, broker_ids: list[int], replication_factor: int | None = None) -> None:
@@ -302,7 +335,10 @@ class Cluster:
             index = len(topic.partitions)
             # The ISR: the replicas that are running; the leader: the first of them.
             isr = [n for n in replicas if self.nodes[n].alive]
-            topic.partitions.append(Partition(topic, index, isr[0], _new_log(topic, index), list(replicas), isr))
+            partition = Partition(topic, index, isr[0], _new_log(topic, index), list(replicas), isr)
+            topic.partitions.append(partition)
+            if self.storage is not None:
+                self.storage.partition_created(partition)
 
     def _check_assignment_alive(self, replica_lists: list[list[int]], first_index: int) -> None:
         for i, replicas in enumerate(replica_lists):
@@ -360,6 +396,8 @@ class Cluster:
             self._add_assigned_partitions(topic, assignments)
         else:
             self._add_partitions(topic, additional)
+        if self.storage is not None:
+            self.storage.metadata_changed()
         return additional
 
     # -- the broker-wide bound on record bytes (mockbroker.max.log.bytes) -------------------------
@@ -419,6 +457,8 @@ class Cluster:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         if not validate_only:
             topic.config.values = parsed
+            if self.storage is not None:
+                self.storage.metadata_changed()
 
     def replace_topic_config(self, name: str, configs: dict[str, str | None], *, validate_only: bool = False) -> None:
         """Legacy AlterConfigs on a topic: `configs` become the topic's whole set of overrides."""
@@ -431,6 +471,8 @@ class Cluster:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         if not validate_only:
             topic.config.values = parsed
+            if self.storage is not None:
+                self.storage.metadata_changed()
 
     # -- DeleteRecords ---------------------------------------------------------------------------
     @staticmethod
@@ -462,6 +504,8 @@ class Cluster:
         del self.topics_by_id[topic.topic_id]
         for p in topic.partitions:
             p.log.notify()  # parked fetches re-check and see the topic gone
+        if self.storage is not None:
+            self.storage.topic_deleted(topic)
         return topic
 
     def maybe_auto_create(self, name: str) -> Topic | None:

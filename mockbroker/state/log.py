@@ -13,23 +13,30 @@
 - Leader epochs: (epoch, start offset) entries, for OffsetForLeaderEpoch.
 
 No I/O and no asyncio: listeners registered with `add_append_listener` are plain callbacks (the fetch
-long-poll registers one that wakes its future).
+long-poll registers one that wakes its future). With a data dir, `sink` (state/storage_hooks.LogSink,
+None in memory) writes each batch before the log stores it, and hears of log start offset moves.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from mockbroker.protocol.records.batch import Record, RecordBatch
 from mockbroker.state.producers import ProducerStateTable
 from mockbroker.state.segments import LogSegments
 from mockbroker.state.stored_batch import StoredBatch
 
+if TYPE_CHECKING:
+    from mockbroker.state.storage_hooks import LogSink
+
 __all__ = ["PartitionLog", "StoredBatch"]
 
 
 class PartitionLog:
+    sink: LogSink | None = None  # the partition's files (mockbroker/storage), None in memory mode
+
     def __init__(self, topic: str, partition: int, leader_epoch: int = 0) -> None:
         self.topic = topic
         self.partition = partition
@@ -77,6 +84,8 @@ class PartitionLog:
         batch.set_partition_leader_epoch(self.leader_epoch)
         if log_append_time:
             batch.set_log_append_time(now_ms)
+        if self.sink is not None:
+            self.sink.append(batch, now_ms)  # on disk before the log holds it (may raise STORAGE_ERROR)
         stored = self._store(batch, now_ms)
         if stored.producer_id >= 0:
             entry = self.producers.update(stored.producer_id, stored.producer_epoch, stored.base_sequence,
@@ -270,3 +279,5 @@ class PartitionLog:
                 self.max_ts_running[k] = running
             self.producers.rebuild(self.batches, now_ms)
             self.sync_open_txns()
+        if self.sink is not None:
+            self.sink.log_start_moved()

@@ -62,6 +62,8 @@ def delete_segments(log: PartitionLog, count: int, now_ms: int) -> int:
     del segments.segments[:count]
     if new_start > log.log_start_offset:
         log.truncate_before(new_start, now_ms)
+    if log.sink is not None:
+        log.sink.segments_changed()  # the deleted segments' files go (.deleted, then removed)
     return count
 
 

@@ -46,6 +46,15 @@ class SegmentedLog(Protocol):
     segments: LogSegments
 
 
+class SizedBatch(Protocol):
+    """What the roll rule reads of a batch (a StoredBatch, or a RecordBatch about to be stored)."""
+
+    @property
+    def size(self) -> int: ...
+    @property
+    def max_timestamp(self) -> int: ...
+
+
 @dataclass(slots=True)
 class Segment:
     """One segment's bookkeeping; its batches are the log's batches with base offset in [base, next base)."""
@@ -117,7 +126,12 @@ class LogSegments:
             seg = self._start_segment(batch.base_offset, now_ms)
         seg.add(batch, now_ms)
 
-    def _should_roll(self, seg: Segment, batch: StoredBatch, now_ms: int) -> bool:
+    def rolls_before(self, batch: SizedBatch, now_ms: int) -> bool:
+        """Whether appending `batch` now starts a new segment (what on_append will do)."""
+        seg = self.segments[-1]
+        return seg.has_batches and self._should_roll(seg, batch, now_ms)
+
+    def _should_roll(self, seg: Segment, batch: SizedBatch, now_ms: int) -> bool:
         if seg.size > self.segment_bytes - batch.size:
             return True
         segment_ms = self.segment_ms

@@ -118,17 +118,28 @@ def test_unknown_settings_are_kept_and_listed_once_plumbing_is_silent() -> None:
     env = {"KAFKA_FOO_BAR": "1", "KAFKA_CFG_BAZ_QUX": "x", "KAFKA_HEAP_OPTS": "-Xmx1G", "KAFKA_OPTS": "-Dx",
            "KAFKA_JMX_PORT": "9101", "KAFKA_JMX_OPTS": "-Dy", "KAFKA_LOG4J_LOGGERS": "kafka=WARN",
            "KAFKA_LOG4J_ROOT_LOGLEVEL": "WARN", "KAFKA_ENABLE_KRAFT": "yes", "KAFKA_KRAFT_BOOTSTRAP_SCRAM_USERS": "x",
-           "ALLOW_PLAINTEXT_LISTENER": "yes", "KAFKA_LOG_DIRS": "/tmp/kraft", "KAFKA_ZOOKEEPER_CONNECT": "zk:2181",
+           "ALLOW_PLAINTEXT_LISTENER": "yes", "KAFKA_NUM_IO_THREADS": "8", "KAFKA_ZOOKEEPER_CONNECT": "zk:2181",
            "KAFKA_VERSION": "4.1.0", "HOME": "/root"}
     s = build_settings(env)
     assert s.unknown == {"foo.bar": "KAFKA_FOO_BAR", "baz.qux": "KAFKA_CFG_BAZ_QUX"}
-    assert s.ignored == {"log.dirs": "KAFKA_LOG_DIRS", "zookeeper.connect": "KAFKA_ZOOKEEPER_CONNECT"}
-    assert set(s.config) == {"foo.bar", "baz.qux", "log.dirs", "zookeeper.connect"}
+    assert s.ignored == {"num.io.threads": "KAFKA_NUM_IO_THREADS", "zookeeper.connect": "KAFKA_ZOOKEEPER_CONNECT"}
+    assert set(s.config) == {"foo.bar", "baz.qux", "num.io.threads", "zookeeper.connect"}
     line = s.unknown_line()
     assert line is not None and "\n" not in line
     assert "baz.qux (KAFKA_CFG_BAZ_QUX)" in line and "foo.bar (KAFKA_FOO_BAR)" in line
     broker = MockBroker(**s.broker_kwargs())
     assert broker.cluster.config.unknown["foo.bar"] == "1"
+
+
+def test_log_dirs_name_the_data_dir_in_every_spelling() -> None:
+    assert build_settings({}).data_dir is None
+    assert "data_dir" not in build_settings({}).broker_kwargs()
+    assert build_settings({"KAFKA_LOG_DIRS": "/var/lib/kafka/data"}).data_dir == "/var/lib/kafka/data"
+    assert build_settings({"KAFKA_CFG_LOG_DIRS": "/bitnami/kafka/data,/other"}).data_dir == "/bitnami/kafka/data"
+    assert build_settings({"KAFKA_LOG_DIR": "/d"}).data_dir == "/d"
+    s = build_settings({"KAFKA_LOG_DIRS": "/env"}, Flags(data_dir="/flag"))
+    assert s.data_dir == "/flag" and s.broker_kwargs()["data_dir"] == "/flag"
+    assert "log.dirs" not in s.config  # read by mockbroker itself, not passed on as a broker setting
 
 
 def test_coarse_retention_settings_become_ms_unless_ms_is_given() -> None:

@@ -7,7 +7,8 @@ client on the host produces and consumes through the advertised listener; the Ka
 takes effect inside the container; the HTTP control endpoint answers; SIGTERM stops it with exit 0; it runs
 as a non-root user; a bad setting exits 2 with one message; docker/compose.yaml with the host-network
 override (docker/compose.host.yaml) comes up with docker-compose and its kcat producer and Python consumer
-containers (images built locally from the same Debian base) move the example records.
+containers (images built locally from the same Debian base) move the example records; a volume on
+KAFKA_LOG_DIRS keeps topics and records across a container restart.
 """
 
 from __future__ import annotations
@@ -227,6 +228,26 @@ def test_sigterm_stops_it_with_exit_0_and_it_runs_as_the_non_root_user() -> None
         # Exit 0 by itself (a container killed after a stop timeout would show 137).
         assert state["ExitCode"] == 0 and state["OOMKilled"] is False
         assert "Traceback" not in logs(cid)
+
+
+def test_a_volume_keeps_topics_and_records_across_a_container_restart(tmp_path: Path) -> None:
+    data = tmp_path / "kafka-data"
+    data.mkdir()
+    os.chown(data, int(IMAGE_USER), int(IMAGE_USER))  # as the image's own /var/lib/kafka/data
+    env, port, _ = loopback_env()
+    env["KAFKA_LOG_DIRS"] = "/var/lib/kafka/data"
+    address = f"127.0.0.1:{port}"
+    values = [b"kept-%03d" % i for i in range(50)]
+    with container(env, volumes=(f"{data}:/var/lib/kafka/data",)) as cid:
+        wait_for("listening", lambda: answers(address))
+        assert confluent_produce(address, "kept", values) == [(0, offset) for offset in range(50)]
+        docker("restart", cid)  # what `docker compose restart` does: SIGTERM, then the same container again
+        wait_for("listening again", lambda: answers(address))
+        assert confluent_consume(address, "kept", 50) == values
+        assert confluent_produce(address, "kept", [b"after"]) == [(0, 50)]
+        assert "Traceback" not in logs(cid)
+    assert (data / "meta.properties").exists()
+    assert (data / "kept-0" / "00000000000000000000.log").stat().st_size > 0
 
 
 def test_a_bad_setting_exits_2_with_one_message() -> None:

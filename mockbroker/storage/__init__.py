@@ -1,0 +1,15 @@
+"""Optional persistence in Kafka's own on-disk layout (MockBroker(data_dir=...), `--data-dir`, log.dirs).
+
+Without a data dir nothing here runs and nothing touches the disk. With one, each partition's log is kept
+in Kafka's files as the broker appends, rolls, deletes and cleans (state/storage_hooks.py is the interface
+the model calls), and a new broker on the same directory recovers every topic, record and offset:
+- layout.py: file and directory names, meta.properties, partition.metadata, atomic writes;
+- checkpoints.py: the offset checkpoint files and leader-epoch-checkpoint;
+- indexes.py: the sparse offset index and the time index;
+- producer_snapshot.py: ProducerStateManager's `.snapshot` files; txn_index.py: `.txnindex` files;
+- segment_files.py: the active segment's open files;
+- partition_store.py: one partition's files (the LogSink);
+- recovery.py: loading a partition directory after a clean stop or a crash;
+- metadata.py: topics, ids and configs (Kafka's metadata log, here one JSON file);
+- broker_storage.py: the data dir of a broker (its log directories, checkpoints, the ClusterStore).
+"""
