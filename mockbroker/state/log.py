@@ -255,6 +255,8 @@ class PartitionLog:
         self.segments.truncate_to(self, self.batches)
         self.producers.rebuild(self.batches, now_ms)
         self.sync_open_txns()
+        if self.sink is not None:
+            self.sink.segments_changed()  # the cut tail's segment files go too
         self.notify()
 
     # -- truncation from the front (retention, DeleteRecords) ------------------------------------
