@@ -8,7 +8,6 @@ import pytest
 
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.records.batch import ControlType
-from mockbroker.state.log import PartitionLog
 from mockbroker.storage.broker_storage import DataDirError
 from tests.storage.helpers import T0, end_txn, open_broker, part, produce, values
 
@@ -228,29 +227,13 @@ def test_partition_directories_without_metadata_are_loaded_as_topics(tmp_path: P
     assert found.config.overrides() == {}  # configs live in Kafka's metadata log: the defaults
 
 
-def _truncate_end(log: PartitionLog, offset: int) -> None:
-    """What a truncation from the end (a replica after an unclean election) does to the model, then the
-    call it owes the storage: segments_changed."""
-    keep = log.index_of(offset)
-    del log.batches[keep:], log.base_offsets[keep:], log.max_ts_running[keep:]
-    log.log_end_offset = offset
-    log.size_bytes = sum(b.size for b in log.batches)
-    segs = log.segments
-    segs.segments[:] = [s for i, s in enumerate(segs.segments) if i == 0 or s.base_offset < offset]
-    segs.segments[-1].size = sum(b.size for b in log.batches[segs.batch_range(log, len(segs) - 1)[0]:])
-    log.epoch_starts[:] = [e for e in log.epoch_starts if e[1] < offset]
-    log.producers.rebuild(log.batches, 0)
-    assert log.sink is not None
-    log.sink.segments_changed()
-
-
 def test_a_truncation_from_the_end_cuts_the_files_so_a_restart_does_not_bring_the_tail_back(tmp_path: Path) -> None:
     b1 = open_broker(tmp_path)
     b1.create_topic("t", config={"segment.bytes": "300"})
     for i in range(10):
         produce(b1, "t", b"x" * 40 + b"%d" % i, pid=1000, epoch=0, seq=i)
     assert len(b1.segments("t")) >= 3
-    _truncate_end(part(b1, "t").log, 4)
+    part(b1, "t").log.truncate_to(4)  # what an unclean election does to the new leader's log
     produce(b1, "t", b"new", pid=1000, epoch=0, seq=4)
     assert values(b1, "t")[-1] == b"new"
     b1.storage.close()  # type: ignore[union-attr]
