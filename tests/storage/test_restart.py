@@ -234,6 +234,7 @@ def test_a_truncation_from_the_end_cuts_the_files_so_a_restart_does_not_bring_th
         produce(b1, "t", b"x" * 40 + b"%d" % i, pid=1000, epoch=0, seq=i)
     assert len(b1.segments("t")) >= 3
     part(b1, "t").log.truncate_to(4)  # what an unclean election does to the new leader's log
+    assert sorted(p.name for p in (tmp_path / "t-0").glob("*.log")) == [f"{0:020d}.log", f"{2:020d}.log"]
     produce(b1, "t", b"new", pid=1000, epoch=0, seq=4)
     assert values(b1, "t")[-1] == b"new"
     b1.storage.close()  # type: ignore[union-attr]
