@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from mockbroker.state.internal_topics import partition_for
 from tests.console.conftest import served_console
 from tests.docker.test_control_http import Api
 
@@ -55,3 +56,15 @@ def test_the_openapi_description_lists_the_failure_api(api: Api) -> None:
     paths = api.get("/openapi.json")["paths"]
     assert {"/nodes", "/nodes/{id}/stop", "/nodes/{id}/start", "/leaders", "/leaders/preferred", "/isr"} <= set(paths)
     assert paths["/nodes/{id}/stop"]["post"]["parameters"][0]["name"] == "id"
+
+
+def test_move_a_coordinator_over_http(api: Api) -> None:
+    moved = api.post("/coordinators", {"group": "g", "node": 3})
+    assert moved == {"group": "g", "transactional_id": None, "node": 3}
+    assert api.broker.partition_state("__consumer_offsets", partition_for("g", 50)).leader == 3
+    api.post("/coordinators", {"transactional_id": "tx", "node": 2})
+    assert api.broker.partition_state("__transaction_state", partition_for("tx", 50)).leader == 2
+    got, payload, _ = api.request("POST", "/coordinators", {"node": 2})
+    assert (got, payload["error"]) == (400, "bad_field")
+    got, payload, _ = api.request("POST", "/coordinators", {"group": "g", "node": 9})
+    assert got == 404
