@@ -20,6 +20,8 @@ No I/O.
 
 from __future__ import annotations
 
+import functools
+
 from mockbroker.state.cluster import Cluster, Partition, Topic
 from mockbroker.state.txn_metadata import OFFSETS_TOPIC, offsets_partition_for
 
@@ -34,6 +36,7 @@ _SETTINGS = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def partition_for(key: str, partitions: int) -> int:
     """The internal partition of a group id or transactional id (Utils.abs(key.hashCode) % partitions)."""
     return offsets_partition_for(key, partitions)

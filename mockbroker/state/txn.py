@@ -47,6 +47,7 @@ from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.records.batch import ControlType, RecordBatch
 from mockbroker.protocol.records.builder import build_control_batch
 from mockbroker.state.aborted_index import AbortedIndex, AbortedTxn
+from mockbroker.state.internal_topics import TXN_TOPIC, partition_of
 from mockbroker.state.txn_metadata import (
     DEFAULTS,
     EPOCH_MAX,
@@ -90,7 +91,9 @@ class TxnCoordinator:
         self.scheduler = scheduler
         self._groups = groups or (lambda: None)
         self.txns: dict[str, TxnMetadata] = {}
-        self.coordinator_epoch = 0  # the __transaction_state leader epoch Kafka puts in markers
+        # The coordinator epoch Kafka puts in markers: the leader epoch of the transactional id's
+        # __transaction_state partition, taken as each transaction's markers are written.
+        self.coordinator_epoch = 0
         self.transaction_version = min(int(self._setting("transaction.version")), MAX_TRANSACTION_VERSION)
         self.features_epoch = 1
         self.hold_markers = False
@@ -413,6 +416,7 @@ class TxnCoordinator:
 
     def _write_markers_and_complete(self, txn: TxnMetadata, commit: bool) -> None:
         now = self.clock.now_ms()
+        self.coordinator_epoch = partition_of(self.cluster, TXN_TOPIC, txn.transactional_id).leader_epoch
         control = ControlType.COMMIT if commit else ControlType.ABORT
         for topic_name, index in sorted(txn.partitions):
             if topic_name == OFFSETS_TOPIC:

@@ -214,3 +214,25 @@ def test_committed_offset_value_keeps_what_offsetfetch_answers() -> None:
     store = replay_offsets([(encode_key(OffsetCommitKey("g", "t", 0)),
                              encode_offset_commit_value(OffsetCommitValue(9, 2, "x", 100)))])
     assert store.get("g", "t", 0) == value
+
+
+def test_markers_carry_the_leader_epoch_of_the_transactional_ids_partition_as_coordinator_epoch() -> None:
+    clock = Clock(START_MS, frozen=True)
+    cluster = Cluster(node_ids=[1, 2], clock=clock)
+    cluster.create_topic("t", 1)
+    coordinator = TxnCoordinator(cluster, clock, Scheduler(clock))
+    log = cluster.topics["t"].partitions[0].log
+
+    def marker_epochs() -> list[int]:
+        return [b.view().control_record().coordinator_epoch for b in log.batches if b.is_control]
+
+    pid, epoch = coordinator.init_producer_id("tx", 60_000)
+    coordinator.add_partitions("tx", pid, epoch, [("t", 0)])
+    coordinator.end_txn("tx", pid, epoch, commit=False)
+    assert marker_epochs() == [0]
+    p = partition_of(cluster, TXN_TOPIC, "tx")
+    leadership.move_leader(cluster, p, next(n for n in p.isr if n != p.leader_id))  # the coordinator moves
+    pid, epoch = coordinator.init_producer_id("tx", 60_000)
+    coordinator.add_partitions("tx", pid, epoch, [("t", 0)])
+    coordinator.end_txn("tx", pid, epoch, commit=False)
+    assert marker_epochs() == [0, 1]
