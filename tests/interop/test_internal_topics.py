@@ -179,3 +179,30 @@ def test_java_transactional_producer_commits_across_a_coordinator_move(mockbroke
     assert [r.value for r in mockbroker.records(topic)] == [f"v{i}".encode() for i in range(count)]
     [info] = [t for t in mockbroker.transactions() if t.transactional_id == txid]
     assert info.state == "CompleteCommit"
+
+
+@pytest.mark.mockbroker(config={"group.initial.rebalance.delay.ms": 0})
+def test_aiokafka_pattern_consumer_with_exclude_internal_topics_false_is_assigned_consumer_offsets(
+        mockbroker: MockBroker) -> None:
+    from aiokafka import AIOKafkaConsumer
+
+    mockbroker.create_topic("aio-pattern-src")
+    commit_with_confluent(mockbroker, "aio-offsets", "aio-pattern-src", 4)
+
+    async def assignment(exclude: bool) -> set[tuple[str, int]]:
+        consumer = AIOKafkaConsumer(bootstrap_servers=mockbroker.bootstrap_servers, group_id=f"aio-{exclude}",
+                                    exclude_internal_topics=exclude, auto_offset_reset="earliest",
+                                    metadata_max_age_ms=500)
+        await consumer.start()
+        try:
+            consumer.subscribe(pattern="__consumer_offsets|aio-pattern-.*")
+            deadline = time.monotonic() + 30
+            while not consumer.assignment():
+                assert time.monotonic() < deadline, "no assignment"
+                await consumer.getmany(timeout_ms=100)
+            return {(tp.topic, tp.partition) for tp in consumer.assignment()}
+        finally:
+            await consumer.stop()
+
+    assert asyncio.run(assignment(False)) == {("__consumer_offsets", p) for p in range(50)} | {("aio-pattern-src", 0)}
+    assert asyncio.run(assignment(True)) == {("aio-pattern-src", 0)}
