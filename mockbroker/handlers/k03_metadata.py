@@ -120,7 +120,7 @@ def handle_metadata(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg
             if topic is None:
                 try:
                     validate_topic_name(name or "")
-                    if name in INTERNAL_TOPICS and allow_create:
+                    if name in INTERNAL_TOPICS and allow_create and cluster.config.get("auto.create.topics.enable"):
                         topic = ensure_topic(cluster, name)  # created as the coordinators create it
                     elif allow_create:
                         topic = cluster.maybe_auto_create(name)
