@@ -96,8 +96,7 @@ PLUMBING_PREFIXES = ("KAFKA_JMX_", "KAFKA_LOG4J_", "KAFKA_KRAFT_", "KAFKA_CLIENT
 
 # Kafka settings that have no effect on a single in-memory node: accepted without a warning.
 IGNORED_SETTINGS = frozenset({
-    "metadata.log.dir", "offsets.topic.replication.factor",
-    "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
+    "metadata.log.dir",
     "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
     "num.network.threads", "num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir",
     "background.threads", "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "queued.max.requests",

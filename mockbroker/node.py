@@ -6,23 +6,29 @@ replicas, the nodes Metadata lists, every listener). What Kafka keeps per broker
 - its listeners (the cluster's listeners that belong to this node);
 - its view of partition leadership (`leads`): it serves Produce and Fetch only for the partitions it
   leads;
-- its coordinators: the group coordinator and the transaction coordinator run on a node, as in Kafka;
+- its coordinators: a node coordinates the groups and transactional ids whose __consumer_offsets /
+  __transaction_state partition it leads (state/internal_topics.py), as in Kafka; requests for the
+  others get NOT_COORDINATOR (`group_coordinator_error`, `txn_coordinator_error`);
 - its fetch session cache (KIP-227 sessions belong to the broker that opened them) and its append path.
 
 Every connection is bound to the node whose listener accepted it; handlers reach state through
 `ctx.node` (mockbroker/context.py). Several nodes in one process are more BrokerNode objects over the
-same Cluster, clock and scheduler; they share one group and one transaction coordinator (their state),
-which FindCoordinator places on the lowest live node (coordinator_id), so a stopped node's coordinators
-move with their state.
+same Cluster, clock and scheduler; they share one group and one transaction coordinator object (the
+state of every group and transactional id), and each node serves the keys of the internal partitions it
+leads, so when such a partition's leader moves or its node stops, its coordinator moves with the state.
+Every change of that state is written to the internal topics (state/coordinator_log.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.errors import ErrorCode
 from mockbroker.state.appender import Appender
+from mockbroker.state.coordinator_log import CoordinatorLog
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.group_coordinator import GroupCoordinator
+from mockbroker.state.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, coordinator_node
 from mockbroker.state.txn import TxnCoordinator
 
 if TYPE_CHECKING:
@@ -48,8 +54,12 @@ class BrokerNode:
         self._coordinators_of = coordinators_of
         if coordinators_of is not None:
             self.txn_coordinator: TxnCoordinator = coordinators_of.txn_coordinator
+            self.coordinator_log: CoordinatorLog = coordinators_of.coordinator_log
         else:
             self.txn_coordinator = TxnCoordinator(cluster, clock, scheduler, groups=lambda: self.group_coordinator)
+            self.coordinator_log = CoordinatorLog(cluster, clock)
+            txn = self.txn_coordinator
+            txn.listener = lambda tid, meta: self.coordinator_log.txn_changed(tid, meta, txn.transaction_version)
         self.appender.txn_check = self.txn_coordinator.check_produce
         self.fetch_sessions = FetchSessionCache(int(cluster.config.get("max.incremental.fetch.session.cache.slots")))
         self._group_coordinator: GroupCoordinator | None = None
@@ -74,10 +84,27 @@ class BrokerNode:
         return partition.leader_id == self.node_id
 
     # -- coordinators ----------------------------------------------------------------------------
-    def coordinator_id(self) -> int:
-        """The node FindCoordinator names for every group and transactional id: the lowest live node."""
-        live = self.cluster.live_node_ids()
-        return live[0] if live else self.node_id
+    def group_coordinator_id(self, group_id: str) -> int:
+        """The node coordinating a group: the leader of its __consumer_offsets partition (-1: offline);
+        the topic is created on first use, as Kafka's FindCoordinator does."""
+        return coordinator_node(self.cluster, OFFSETS_TOPIC, group_id)
+
+    def txn_coordinator_id(self, transactional_id: str) -> int:
+        """The node coordinating a transactional id: the leader of its __transaction_state partition."""
+        return coordinator_node(self.cluster, TXN_TOPIC, transactional_id)
+
+    def group_coordinator_error(self, group_id: str | None) -> ErrorCode | None:
+        """NOT_COORDINATOR when another node (or none, the partition offline) coordinates the group; None
+        when this node does, or for an empty group id (which the request's own checks refuse)."""
+        if not group_id or self.group_coordinator_id(group_id) == self.node_id:
+            return None
+        return ErrorCode.NOT_COORDINATOR
+
+    def txn_coordinator_error(self, transactional_id: str | None) -> ErrorCode | None:
+        """NOT_COORDINATOR when another node coordinates the transactional id (None for no id)."""
+        if not transactional_id or self.txn_coordinator_id(transactional_id) == self.node_id:
+            return None
+        return ErrorCode.NOT_COORDINATOR
 
     @property
     def group_coordinator(self) -> GroupCoordinator:
@@ -89,6 +116,8 @@ class BrokerNode:
             self._group_coordinator = GroupCoordinator(
                 self.cluster, self.scheduler, self.clock,
                 pending_transactional_offsets=lambda g, t, p: txn.has_pending_offsets(g, t, p))
+            self._group_coordinator.offsets.listener = self.coordinator_log.offset_changed
+            self._group_coordinator.group_listener = self.coordinator_log.group_changed
         return self._group_coordinator
 
     @property

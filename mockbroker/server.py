@@ -49,6 +49,7 @@ from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.group_common import GroupSummary
 from mockbroker.state.group_coordinator import GroupCoordinator
+from mockbroker.state.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, partition_of
 from mockbroker.state.leadership import PartitionState
 from mockbroker.state.segments import describe_segments
 from mockbroker.state.txn import TxnCoordinator
@@ -171,7 +172,8 @@ class MockBroker(NodeControl):
                                  f"runs node(s) {node_ids}")
         self.scheduler = Scheduler(self.clock)
         # The nodes this process runs (mockbroker/node.py): fetch sessions, leadership, and one group and
-        # one transaction coordinator that they share (FindCoordinator places them on the lowest live node).
+        # one transaction coordinator that they share (each node serves the keys of the internal partitions
+        # it leads).
         self.node = BrokerNode(node_id, self.cluster, self.clock, self.scheduler, security=self.security)
         self.nodes = Nodes(self._node_infos)
         self.nodes[node_id] = self.node
@@ -352,7 +354,8 @@ class MockBroker(NodeControl):
 
     def stop_node(self, node_id: int) -> None:
         """Stop a node: its listeners close, its connections drop, it leaves every ISR, and the partitions it
-        led move to live ISR members (epoch bumped) or go offline; coordinators move to the lowest live node."""
+        led move to live ISR members (epoch bumped) or go offline; so do the internal partitions, and with
+        them the groups and transactional ids they coordinate."""
         def stop() -> None:
             leadership.stop_node(self.cluster, node_id)
             self._servers.close_node(node_id, self._connections)
@@ -379,6 +382,16 @@ class MockBroker(NodeControl):
     def move_leader(self, topic: str, partition: int, to_node: int) -> None:
         """Make to_node (a live ISR member) lead the partition, with a leader epoch bump."""
         self._call(lambda: leadership.move_leader(self.cluster, self._partition(topic, partition), to_node))
+
+    def move_coordinator(self, to_node: int, *, group: str | None = None, transactional_id: str | None = None) -> None:
+        """Make to_node coordinate a group or a transactional id: it takes the lead of the key's
+        __consumer_offsets / __transaction_state partition (a live ISR member, epoch bumped); the state
+        moves with it and clients find the new coordinator after NOT_COORDINATOR."""
+        if (group is None) == (transactional_id is None):
+            raise ValueError("name one of group= or transactional_id=")
+        topic, key = (OFFSETS_TOPIC, group) if group is not None else (TXN_TOPIC, transactional_id)
+        assert key is not None
+        self._call(lambda: leadership.move_leader(self.cluster, partition_of(self.cluster, topic, key), to_node))
 
     def elect_preferred_leaders(self) -> list[tuple[str, int]]:
         """Give every partition its preferred leader (first replica) where it is a live ISR member; the

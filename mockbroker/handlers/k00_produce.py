@@ -117,6 +117,10 @@ def handle_produce(ctx: RequestContext, header: RequestHeader,
             if acks not in (-1, 0, 1):
                 parts.append(_partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
                 continue
+            if partition.topic.internal:
+                # Kafka's ReplicaManager: "Cannot append to internal topic" (its coordinators write them).
+                parts.append(_partition_response(pd.index, ErrorCode.INVALID_TOPIC_EXCEPTION))
+                continue
             if not node.leads(partition):
                 parts.append(_partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
                 hint = current_leader(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.error_responses import error_response
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -33,6 +34,9 @@ API_KEY = 8
 @handler(API_KEY, 0, 10)
 def handle_offset_commit(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
+    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    if misrouted is not None:
+        return error_response(API_KEY, v, req, misrouted)
     coordinator = ctx.node.group_coordinator
     cluster = ctx.cluster
     by_id = v >= 10

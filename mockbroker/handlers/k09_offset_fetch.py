@@ -42,7 +42,10 @@ def _unstable(ctx: RequestContext, group_id: str, topic: str, partition: int) ->
 def fetch_group(ctx: RequestContext, coordinator: GroupCoordinator, group_id: str, member_id: str | None,
                 member_epoch: int, topics: list[Msg] | None, by_id: bool,
                 require_stable: bool = False) -> tuple[ErrorCode, list[Msg]]:
-    """(group error, topics) for one group of the request."""
+    """(group error, topics) for one group of the request (NOT_COORDINATOR when another node coordinates it)."""
+    misrouted = ctx.node.group_coordinator_error(group_id)
+    if misrouted is not None:
+        return misrouted, []
     try:
         exists = coordinator.validate_offset_fetch(group_id, member_id, member_epoch)
     except KafkaError as exc:

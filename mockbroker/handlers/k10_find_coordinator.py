@@ -1,16 +1,18 @@
 """FindCoordinator (key 10), v0-v6.
 
-One group coordinator and one transaction coordinator serve every group and transactional id (no
-__consumer_offsets partitioning yet); they live on the lowest live node (BrokerNode.coordinator_id), and
-move there, state included, when that node stops. The answer is that node with its advertised address
-for the client's listener, as Metadata's broker list (a client on the "internal" listener learns the
-internal address).
-- Key types: 0 group, 1 transaction (answered the same way; the transaction coordinator's own APIs are
-  another module's business). 2 (share) and anything else: INVALID_REQUEST, as a Kafka broker without a
-  share coordinator answers (an unknown key type fails the whole request, as Kafka's CoordinatorType.forId).
+The coordinator of a group id is the leader of its __consumer_offsets partition, that of a transactional
+id the leader of its __transaction_state partition (Utils.abs(key.hashCode) % partitions,
+state/internal_topics.py); the answer is that node with its advertised address for the client's
+listener, as Metadata's broker list (a client on the "internal" listener learns the internal address).
+- The internal topic is created by the first lookup, as Kafka's broker does; Kafka answers that first
+  lookup COORDINATOR_NOT_AVAILABLE while the controller creates it, here creation is immediate and the
+  coordinator is answered at once. A partition with no leader (offline): COORDINATOR_NOT_AVAILABLE.
+- Key types: 0 group, 1 transaction. 2 (share) and anything else: INVALID_REQUEST, as a Kafka broker
+  without a share coordinator answers (an unknown key type fails the whole request, as Kafka's
+  CoordinatorType.forId).
 - v0-v3: one key (v0 has no key type: a group); errors carry node -1, host "", port -1 (Node.noNode()).
   v1+ also has an error message: Kafka sends its Errors.message(), "NONE" on success.
-- v4+: batched coordinator_keys, one coordinator entry per key (KIP-699).
+- v4+: batched coordinator_keys, one coordinator entry per key (KIP-699), each on its own node.
 """
 
 from __future__ import annotations
@@ -27,11 +29,19 @@ INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being m
                            "the message was sent to an incompatible broker. See the broker logs for more details.")
 
 
-def coordinator_address(ctx: RequestContext) -> tuple[int, str, int]:
-    """(node id, host, port) of the coordinator node as the client's listener advertises it."""
-    node_id = ctx.node.coordinator_id()
+COORDINATOR_NOT_AVAILABLE_MESSAGE = "The coordinator is not available."
+
+
+def coordinator_address(ctx: RequestContext, key_type: int, key: str) -> tuple[int, str, int] | None:
+    """(node id, host, port) of the key's coordinator as the client's listener advertises it; None when
+    its partition has no live leader."""
+    node_id = ctx.node.group_coordinator_id(key) if key_type == GROUP else ctx.node.txn_coordinator_id(key)
+    if node_id < 0 or not ctx.cluster.nodes[node_id].alive:
+        return None
     listener = next((lst for lst in ctx.cluster.listeners if lst.node_id == node_id and lst.name == ctx.listener.name),
-                    ctx.listener)
+                    None)
+    if listener is None:
+        return None
     return node_id, listener.public_host, listener.public_port
 
 
@@ -39,11 +49,15 @@ def coordinator_address(ctx: RequestContext) -> tuple[int, str, int]:
 def handle_find_coordinator(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     key_type = req.key_type if v >= 1 else GROUP
-    node_id, host, port = coordinator_address(ctx)
     if v < 4:
         if key_type not in (GROUP, TRANSACTION):
             return Msg(throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST, error_message=INVALID_REQUEST_MESSAGE,
                        node_id=-1, host="", port=-1)
+        found = coordinator_address(ctx, key_type, req.key)
+        if found is None:
+            return Msg(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                       error_message=COORDINATOR_NOT_AVAILABLE_MESSAGE, node_id=-1, host="", port=-1)
+        node_id, host, port = found
         return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message="NONE", node_id=node_id, host=host,
                    port=port)
     if key_type not in (GROUP, TRANSACTION):
@@ -51,6 +65,15 @@ def handle_find_coordinator(ctx: RequestContext, header: RequestHeader, req: Msg
         return Msg(throttle_time_ms=0, coordinators=[
             Msg(key=key, node_id=-1, host="", port=-1, error_code=ErrorCode.INVALID_REQUEST, error_message=message)
             for key in req.coordinator_keys])
-    return Msg(throttle_time_ms=0, coordinators=[
-        Msg(key=key, node_id=node_id, host=host, port=port, error_code=ErrorCode.NONE, error_message="")
-        for key in req.coordinator_keys])
+    coordinators = []
+    for key in req.coordinator_keys:
+        found = coordinator_address(ctx, key_type, key)
+        if found is None:
+            coordinators.append(Msg(key=key, node_id=-1, host="", port=-1,
+                                    error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                                    error_message=COORDINATOR_NOT_AVAILABLE_MESSAGE))
+        else:
+            node_id, host, port = found
+            coordinators.append(Msg(key=key, node_id=node_id, host=host, port=port, error_code=ErrorCode.NONE,
+                                    error_message=""))
+    return Msg(throttle_time_ms=0, coordinators=coordinators)

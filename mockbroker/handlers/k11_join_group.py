@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.error_responses import error_response
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.group_common import Responder
@@ -66,6 +67,10 @@ def handle_join_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> M
         if v < 7 and response.get("protocol_name") is None:
             response.protocol_name = ""
         return response
+
+    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    if misrouted is not None:
+        return finish(error_response(API_KEY, v, req, misrouted))
 
     def start(respond: Responder) -> None:
         ctx.node.group_coordinator.join_group(

@@ -19,6 +19,9 @@ API_KEY = 12
 
 @handler(API_KEY, 0, 4)
 def handle_heartbeat(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    if misrouted is not None:
+        return Msg(throttle_time_ms=0, error_code=misrouted)
     code = ctx.node.group_coordinator.heartbeat(req.group_id, req.generation_id, req.member_id,
                                                   req.group_instance_id)
     return Msg(throttle_time_ms=0, error_code=code)

@@ -22,6 +22,9 @@ API_KEY = 13
 @handler(API_KEY, 0, 5)
 def handle_leave_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
+    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    if misrouted is not None:
+        return Msg(throttle_time_ms=0, error_code=misrouted, members=[])
     if v < 3:
         members: list[tuple[str, str | None]] = [(req.member_id, None)]
     else:

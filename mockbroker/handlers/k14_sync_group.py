@@ -37,6 +37,10 @@ def handle_sync_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> M
     if v >= 5 and (req.protocol_type is None or req.protocol_name is None):
         return finish(sync_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
 
+    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    if misrouted is not None:
+        return finish(sync_error(misrouted))
+
     def start(respond: Responder) -> None:
         ctx.node.group_coordinator.sync_group(
             group_id=req.group_id, generation_id=req.generation_id, member_id=req.member_id,

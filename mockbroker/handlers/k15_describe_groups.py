@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.error_responses import error_response
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
@@ -19,6 +20,11 @@ API_KEY = 15
 
 @handler(API_KEY, 0, 6)
 def handle_describe_groups(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    groups = ctx.node.group_coordinator.describe_groups(list(req.groups), header.api_version,
-                                                          bool(req.include_authorized_operations))
+    v = header.api_version
+    misrouted = {g: code for g in req.groups if (code := ctx.node.group_coordinator_error(g)) is not None}
+    served = ctx.node.group_coordinator.describe_groups([g for g in req.groups if g not in misrouted], v,
+                                                        bool(req.include_authorized_operations))
+    by_id = {g.group_id: g for g in served}
+    groups = [by_id[g] if g not in misrouted else error_response(API_KEY, v, Msg(groups=[g]), misrouted[g]).groups[0]
+              for g in req.groups]
     return Msg(throttle_time_ms=0, groups=groups)

@@ -22,4 +22,6 @@ def handle_list_groups(ctx: RequestContext, header: RequestHeader, req: Msg) -> 
     v = header.api_version
     groups = ctx.node.group_coordinator.list_groups(list(req.states_filter) if v >= 4 else [],
                                                       list(req.types_filter) if v >= 5 else [])
+    # Each node lists the groups it coordinates (those of the __consumer_offsets partitions it leads).
+    groups = [g for g in groups if ctx.node.group_coordinator_error(g.group_id) is None]
     return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, groups=groups)

@@ -35,6 +35,9 @@ def handle_init_producer_id(ctx: RequestContext, header: RequestHeader, req: Msg
 
 def _init_transactional(ctx: RequestContext, version: int, req: Msg) -> Msg:
     pid, epoch = (req.producer_id, req.producer_epoch) if version >= 3 else (-1, -1)
+    misrouted = ctx.node.txn_coordinator_error(req.transactional_id)
+    if misrouted is not None:
+        return Msg(throttle_time_ms=0, error_code=misrouted, producer_id=-1, producer_epoch=-1)
     try:
         if (pid == -1) != (epoch == -1):
             raise KafkaError(ErrorCode.INVALID_REQUEST, "producer id and epoch must both be set or both be -1")

@@ -42,6 +42,9 @@ def _handle_transaction(ctx: RequestContext, version: int, transactional_id: str
         errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED
                   for tp in partitions}
         return _results(partitions, errors)
+    misrouted = ctx.node.txn_coordinator_error(transactional_id)
+    if misrouted is not None:
+        return _results(partitions, dict.fromkeys(partitions, misrouted))
     coordinator = ctx.node.txn_coordinator
     if verify_only:
         return _results(partitions, coordinator.verify_partitions(transactional_id, producer_id, epoch, partitions))

@@ -22,6 +22,9 @@ API_KEY = 25
 
 @handler(API_KEY, 0, 4)
 def handle_add_offsets_to_txn(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    misrouted = ctx.node.txn_coordinator_error(req.transactional_id)
+    if misrouted is not None:
+        return Msg(throttle_time_ms=0, error_code=misrouted)
     try:
         ctx.node.txn_coordinator.add_offsets(req.transactional_id, req.producer_id, req.producer_epoch,
                                                req.group_id)

@@ -32,6 +32,9 @@ API_KEY = 26
 @handler(API_KEY, 0, 5)
 def handle_end_txn(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
+    misrouted = ctx.node.txn_coordinator_error(req.transactional_id)
+    if misrouted is not None:
+        return Msg(throttle_time_ms=0, error_code=misrouted, producer_id=-1, producer_epoch=-1)
     try:
         producer_id, epoch = ctx.node.txn_coordinator.end_txn(
             req.transactional_id, req.producer_id, req.producer_epoch, bool(req.committed),

@@ -29,6 +29,11 @@ API_KEY = 28
 @handler(API_KEY, 0, 5)
 def handle_txn_offset_commit(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
+    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    if misrouted is not None:
+        return Msg(throttle_time_ms=0, topics=[
+            Msg(name=t.name, partitions=[Msg(partition_index=p.partition_index, error_code=misrouted)
+                                         for p in t.partitions]) for t in req.topics])
     errors: dict[tuple[str, int], ErrorCode] = {}
     offsets: list[tuple[str, int, int, int, str | None]] = []
     for t in req.topics:

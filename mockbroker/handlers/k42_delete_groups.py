@@ -16,5 +16,8 @@ API_KEY = 42
 
 @handler(API_KEY, 0, 2)
 def handle_delete_groups(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    results = ctx.node.group_coordinator.delete_groups(list(req.groups_names))
-    return Msg(throttle_time_ms=0, results=[Msg(group_id=g, error_code=code) for g, code in results])
+    misrouted = {g: code for g in req.groups_names if (code := ctx.node.group_coordinator_error(g)) is not None}
+    results = dict(ctx.node.group_coordinator.delete_groups([g for g in req.groups_names if g not in misrouted]))
+    results.update(misrouted)
+    return Msg(throttle_time_ms=0, results=[Msg(group_id=g, error_code=results[g])
+                                            for g in dict.fromkeys(req.groups_names)])

@@ -21,6 +21,9 @@ API_KEY = 47
 
 @handler(API_KEY, 0, 0)
 def handle_offset_delete(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    if misrouted is not None:
+        return Msg(error_code=misrouted, throttle_time_ms=0, topics=[])
     cluster = ctx.cluster
     topics_out: list[Msg] = []
     valid: list[tuple[str, int]] = []

@@ -24,6 +24,10 @@ def handle_describe_transactions(ctx: RequestContext, header: RequestHeader, req
     states = []
     for transactional_id in req.transactional_ids:
         d = describe_transaction(coordinator, transactional_id)
+        misrouted = ctx.node.txn_coordinator_error(transactional_id)
+        if misrouted is not None:
+            d = {**describe_transaction(coordinator, ""), "transactional_id": transactional_id,
+                 "error_code": misrouted}
         d["topics"] = [Msg(t) for t in d["topics"]]
         states.append(Msg(d))
     return Msg(throttle_time_ms=0, transaction_states=states)

@@ -36,4 +36,5 @@ def handle_list_transactions(ctx: RequestContext, header: RequestHeader, req: Ms
         return Msg(throttle_time_ms=0, error_code=ErrorCode.INVALID_REGULAR_EXPRESSION, unknown_state_filters=[],
                    transaction_states=[])
     return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, unknown_state_filters=unknown,
-               transaction_states=[Msg(s) for s in states])
+               transaction_states=[Msg(s) for s in states
+                                   if ctx.node.txn_coordinator_error(s["transactional_id"]) is None])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.error_responses import error_response
 from mockbroker.handlers.k11_join_group import client_host
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -26,6 +27,9 @@ API_KEY = 68
 
 @handler(API_KEY, 0, 1)
 def handle_consumer_group_heartbeat(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
+    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    if misrouted is not None:
+        return error_response(API_KEY, header.api_version, req, misrouted)
     response = ctx.node.group_coordinator.consumer_group_heartbeat(req, header.api_version, header.client_id or "",
                                                                      client_host(ctx))
     response.throttle_time_ms = 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.error_responses import error_response
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
@@ -18,6 +19,11 @@ API_KEY = 69
 
 @handler(API_KEY, 0, 1)
 def handle_consumer_group_describe(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    groups = ctx.node.group_coordinator.consumer_group_describe(list(req.group_ids),
-                                                                  bool(req.include_authorized_operations))
+    v = header.api_version
+    misrouted = {g: code for g in req.group_ids if (code := ctx.node.group_coordinator_error(g)) is not None}
+    served = ctx.node.group_coordinator.consumer_group_describe([g for g in req.group_ids if g not in misrouted],
+                                                                bool(req.include_authorized_operations))
+    by_id = {g.group_id: g for g in served}
+    groups = [by_id[g] if g not in misrouted
+              else error_response(API_KEY, v, Msg(group_ids=[g]), misrouted[g]).groups[0] for g in req.group_ids]
     return Msg(throttle_time_ms=0, groups=groups)

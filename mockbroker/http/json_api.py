@@ -454,6 +454,18 @@ class JsonApi:
         self._failure_call(lambda: self.broker.move_leader(topic, partition, node))
         return jsonable(self.broker.partition_state(topic, partition))
 
+    def move_coordinator(self, req: Request) -> Any:
+        body = req.json()
+        reject_unknown_fields(body, {"group", "transactional_id", "node"})
+        group = field(body, "group", (str,), "a group id")
+        transactional_id = field(body, "transactional_id", (str,), "a transactional id")
+        if (group is None) == (transactional_id is None):
+            raise HttpError(400, "bad_field", "name one of group or transactional_id")
+        node = int_field(body, "node", required=True)
+        assert node is not None  # required
+        self._failure_call(lambda: self.broker.move_coordinator(node, group=group, transactional_id=transactional_id))
+        return {"group": group, "transactional_id": transactional_id, "node": node}
+
     def elect_preferred(self, req: Request) -> Any:
         return {"moved": [{"topic": t, "partition": p} for t, p in self.broker.elect_preferred_leaders()]}
 
@@ -579,6 +591,8 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
     ("POST", "/nodes/{id}/resume", JsonApi.resume_node, "a stalled node replicates again"),
     ("POST", "/nodes/{id}/latency", JsonApi.set_latency, "delay a node's answers {ms} (0: none)"),
     ("POST", "/leaders", JsonApi.move_leader, "move a partition's leader {topic, partition, node}"),
+    ("POST", "/coordinators", JsonApi.move_coordinator,
+     "move the coordinator of a group or transactional id {group | transactional_id, node}"),
     ("POST", "/leaders/preferred", JsonApi.elect_preferred, "give every partition its preferred leader"),
     ("POST", "/isr", JsonApi.set_isr, "set a partition's in-sync replicas {topic, partition, isr}"),
 ]

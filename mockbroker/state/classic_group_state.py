@@ -54,6 +54,7 @@ class ClassicGroupState:
         self.previous_state = self.state
         self.state = next_state(self.state, event)
         self.state_timestamp_ms = self.coordinator.clock.now_ms()
+        self.coordinator.group_state_changed(self)
 
     def is_empty(self) -> bool:
         return self.state == ClassicState.EMPTY

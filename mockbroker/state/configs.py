@@ -96,6 +96,13 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("default.replication.factor", ConfigType.SHORT, 1),
         ConfigDef("offsets.topic.num.partitions", ConfigType.INT, 50),
         ConfigDef("transaction.state.log.num.partitions", ConfigType.INT, 50),
+        # The internal topics (state/internal_topics.py): replication factor (at most the running nodes
+        # here), the transaction log's min.insync.replicas, segment sizes.
+        ConfigDef("offsets.topic.replication.factor", ConfigType.SHORT, 3),
+        ConfigDef("offsets.topic.segment.bytes", ConfigType.INT, 104857600),
+        ConfigDef("transaction.state.log.replication.factor", ConfigType.SHORT, 3),
+        ConfigDef("transaction.state.log.min.isr", ConfigType.INT, 2),
+        ConfigDef("transaction.state.log.segment.bytes", ConfigType.INT, 104857600),
         ConfigDef("socket.request.max.bytes", ConfigType.INT, 104857600),
         ConfigDef("producer.id.expiration.ms", ConfigType.INT, 86400000),
         ConfigDef("transaction.max.timeout.ms", ConfigType.INT, 900000),

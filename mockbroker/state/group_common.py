@@ -119,3 +119,6 @@ class GroupHost(Protocol):
     def remove_group(self, group_id: str) -> None: ...
 
     def ensure_cleanup(self) -> None: ...
+
+    def group_state_changed(self, group: Any) -> None:
+        """A classic group moved in its state table (the coordinator's log records Stable, Empty, Dead)."""

@@ -4,8 +4,10 @@ GroupCoordinatorService / GroupMetadataManager / OffsetMetadataManager behave.
 
 No I/O and no asyncio here; timers run on the broker clock (group_common.Timers).
 
-One node is the coordinator of every group (FindCoordinator answers the node the client talks to), so
-there is no partitioning of groups over __consumer_offsets and no loading.
+One object holds every group of the cluster; which node serves a group (the leader of its
+__consumer_offsets partition) is mockbroker/node.py's business, so a coordinator move needs no loading.
+Offset and group changes are told to listeners (`offsets.listener`, `group_listener`), which write them
+to __consumer_offsets (state/coordinator_log.py).
 """
 
 from __future__ import annotations
@@ -58,6 +60,12 @@ class GroupCoordinator:
         self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
         self.offsets = OffsetStore()
         self._cleanup_scheduled = False
+        # Told of each classic group state change (state/coordinator_log.py writes its records).
+        self.group_listener: Callable[[Any], None] | None = None
+
+    def group_state_changed(self, group: Any) -> None:
+        if self.group_listener is not None:
+            self.group_listener(group)
 
     # -- settings --------------------------------------------------------------------------------
     def setting(self, key: str) -> Any:

@@ -36,12 +36,23 @@ class CommittedOffset:
         return now_ms - base_ms >= retention_ms
 
 
+# Told of every change: (group, topic, partition, the new value or None when the offset is gone).
+OffsetListener = Callable[[str, str, int, "CommittedOffset | None"], None]
+
+
 class OffsetStore:
     def __init__(self) -> None:
         self._by_group: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
+        # The coordinator's log (state/coordinator_log.py) listens: each change is a record there.
+        self.listener: OffsetListener | None = None
+
+    def _changed(self, group_id: str, topic: str, partition: int, value: CommittedOffset | None) -> None:
+        if self.listener is not None:
+            self.listener(group_id, topic, partition, value)
 
     def commit(self, group_id: str, topic: str, partition: int, value: CommittedOffset) -> None:
         self._by_group.setdefault(group_id, {})[(topic, partition)] = value
+        self._changed(group_id, topic, partition, value)
 
     def get(self, group_id: str, topic: str, partition: int) -> CommittedOffset | None:
         return self._by_group.get(group_id, {}).get((topic, partition))
@@ -63,10 +74,14 @@ class OffsetStore:
         del offsets[(topic, partition)]
         if not offsets:
             del self._by_group[group_id]
+        self._changed(group_id, topic, partition, None)
         return True
 
     def delete_group(self, group_id: str) -> int:
-        return len(self._by_group.pop(group_id, {}))
+        gone = self._by_group.pop(group_id, {})
+        for topic, partition in gone:
+            self._changed(group_id, topic, partition, None)
+        return len(gone)
 
     def delete_topic(self, topic: str) -> None:
         """Forget the offsets of a deleted topic in every group (Kafka's onPartitionsDeleted)."""
@@ -74,6 +89,7 @@ class OffsetStore:
             offsets = self._by_group[group_id]
             for key in [k for k in offsets if k[0] == topic]:
                 del offsets[key]
+                self._changed(group_id, key[0], key[1], None)
             if not offsets:
                 del self._by_group[group_id]
 
@@ -88,6 +104,7 @@ class OffsetStore:
         for (topic, partition), value in list(offsets.items()):
             if not keep(topic, partition) and value.is_expired(now_ms, base_ms(value), retention_ms):
                 del offsets[(topic, partition)]
+                self._changed(group_id, topic, partition, None)
             else:
                 all_expired = False
         if not offsets:

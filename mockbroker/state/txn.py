@@ -1,8 +1,9 @@
 """The transaction coordinator, as Kafka's TransactionCoordinator and TransactionStateManager behave.
 
-No I/O and no asyncio. One coordinator serves every transactional id (FindCoordinator answers the node
-the client asks), so there is no __transaction_state partitioning and no loading; its "log" is the
-TxnMetadata kept here, and a state change is applied at once. State changes go through the table in
+No I/O and no asyncio. One object serves every transactional id of the cluster; which node serves an id
+(the leader of its __transaction_state partition) is mockbroker/node.py's business, so a coordinator move
+needs no loading. The TxnMetadata kept here is what requests are served from; each state change is also
+told to `listener`, which writes it to __transaction_state (state/coordinator_log.py). State changes go through the table in
 txn_states.py (`TxnMetadata.transition`), and nowhere else.
 
 What it does:
@@ -46,6 +47,7 @@ from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.records.batch import ControlType, RecordBatch
 from mockbroker.protocol.records.builder import build_control_batch
 from mockbroker.state.aborted_index import AbortedIndex, AbortedTxn
+from mockbroker.state.internal_topics import TXN_TOPIC, partition_of
 from mockbroker.state.txn_metadata import (
     DEFAULTS,
     EPOCH_MAX,
@@ -64,6 +66,7 @@ from mockbroker.state.txn_metadata import (
     txn_offset_commit_error,
     valid_expected_producer,
 )
+from mockbroker.state.txn_offsets import validate_transactional_commit
 from mockbroker.state.txn_states import (
     EXPIRATION_ALLOWED,
     PREPARING,
@@ -88,7 +91,9 @@ class TxnCoordinator:
         self.scheduler = scheduler
         self._groups = groups or (lambda: None)
         self.txns: dict[str, TxnMetadata] = {}
-        self.coordinator_epoch = 0  # the __transaction_state leader epoch Kafka puts in markers
+        # The coordinator epoch Kafka puts in markers: the leader epoch of the transactional id's
+        # __transaction_state partition, taken as each transaction's markers are written.
+        self.coordinator_epoch = 0
         self.transaction_version = min(int(self._setting("transaction.version")), MAX_TRANSACTION_VERSION)
         self.features_epoch = 1
         self.hold_markers = False
@@ -97,6 +102,13 @@ class TxnCoordinator:
         # Offsets committed by transactions while no group coordinator is served: group -> tp -> offset.
         self.committed_offsets: dict[str, dict[TopicPartition, PendingOffset]] = {}
         self._expiry_timer: Timer | None = None
+        # Told of each state change of a transactional id, None when it is removed: the coordinator's log
+        # (state/coordinator_log.py) writes it to __transaction_state.
+        self.listener: Callable[[str, TxnMetadata | None], None] | None = None
+
+    def _changed(self, txn: TxnMetadata) -> None:
+        if self.listener is not None:
+            self.listener(txn.transactional_id, txn)
 
     # -- settings --------------------------------------------------------------------------------
     def _setting(self, key: str) -> int:
@@ -177,6 +189,7 @@ class TxnCoordinator:
         txn.start_ms = -1
         txn.last_update_ms = now
         txn.transition(TxnEvent.INIT_PRODUCER_ID)
+        self._changed(txn)
         return txn.producer_id, txn.producer_epoch
 
     def _fence_and_abort(self, txn: TxnMetadata) -> None:
@@ -186,6 +199,7 @@ class TxnCoordinator:
         self._cancel_timer(txn)
         txn.transition(TxnEvent.FENCE_EPOCH)
         txn.producer_epoch = fenced
+        self._changed(txn)
         self.end_txn(txn.transactional_id, txn.producer_id, fenced, commit=False,
                      transaction_version=self.transaction_version, from_client=False)
 
@@ -219,6 +233,7 @@ class TxnCoordinator:
         txn.partitions |= wanted
         txn.last_update_ms = now
         txn.client_transaction_version = transaction_version
+        self._changed(txn)
 
     def verify_partitions(self, transactional_id: str | None, producer_id: int, epoch: int,
                           partitions: Iterable[TopicPartition]) -> dict[TopicPartition, ErrorCode]:
@@ -381,6 +396,7 @@ class TxnCoordinator:
                                                     txn.state != TxnState.ONGOING else TxnEvent.END_ABORT)
         txn.prev_producer_id = txn.producer_id
         txn.transition(event)
+        self._changed(txn)
         rotated = transaction_version >= 2 and next_producer_id != NO_PRODUCER_ID
         answer = (next_producer_id, 0) if rotated else (txn.producer_id, txn.producer_epoch)
         if self.hold_markers:
@@ -400,6 +416,7 @@ class TxnCoordinator:
 
     def _write_markers_and_complete(self, txn: TxnMetadata, commit: bool) -> None:
         now = self.clock.now_ms()
+        self.coordinator_epoch = partition_of(self.cluster, TXN_TOPIC, txn.transactional_id).leader_epoch
         control = ControlType.COMMIT if commit else ControlType.ABORT
         for topic_name, index in sorted(txn.partitions):
             if topic_name == OFFSETS_TOPIC:
@@ -420,6 +437,7 @@ class TxnCoordinator:
         txn.partitions = set()
         txn.last_update_ms = now
         txn.transition(TxnEvent.MARKERS_WRITTEN)
+        self._changed(txn)
 
     def write_marker(self, log: PartitionLog, control: ControlType, producer_id: int, epoch: int,
                      now_ms: int) -> int:
@@ -462,7 +480,7 @@ class TxnCoordinator:
         max_metadata = int(groups.setting("offset.metadata.max.bytes")) if groups is not None \
             else self._setting("offset.metadata.max.bytes")
         if groups is not None:
-            self._validate_transactional_commit(groups, group_id, generation_id, member_id, group_instance_id)
+            validate_transactional_commit(groups, group_id, generation_id, member_id, group_instance_id)
         now = self.clock.now_ms()
         result: dict[TopicPartition, ErrorCode] = {}
         pending = txn.pending_offsets.setdefault(group_id, {})
@@ -473,40 +491,6 @@ class TxnCoordinator:
             pending[(topic, index)] = PendingOffset(offset, leader_epoch, metadata or "", now)
             result[(topic, index)] = ErrorCode.NONE
         return result
-
-    @staticmethod
-    def _validate_transactional_commit(groups: Any, group_id: str, generation_id: int, member_id: str,
-                                       group_instance_id: str | None) -> None:
-        """Kafka's OffsetMetadataManager.validateTransactionalOffsetCommit, with the group's
-        validateOffsetCommit(isTransactional = true): a commit without member and generation (TxnOffsetCommit
-        v0-v2, or a producer given only the group id) is accepted even while the group has members, and no
-        REBALANCE_IN_PROGRESS; a missing group with a generation, or a stale member epoch: ILLEGAL_GENERATION."""
-        from mockbroker.state.classic_group import ClassicGroup
-        from mockbroker.state.group_states import ClassicState
-
-        group = groups.groups.get(group_id)
-        if group is None:
-            if generation_id >= 0:
-                raise KafkaError(ErrorCode.ILLEGAL_GENERATION)
-            groups.validate_offset_commit(group_id, generation_id, member_id, group_instance_id, 9)  # a simple group
-            return
-        if isinstance(group, ClassicGroup):
-            if group.state == ClassicState.DEAD:
-                raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-            if generation_id < 0 and group.state == ClassicState.EMPTY:
-                return
-            if generation_id >= 0 or member_id or group_instance_id is not None:
-                group.validate_member(member_id, group_instance_id)
-                if generation_id != group.generation_id:
-                    raise KafkaError(ErrorCode.ILLEGAL_GENERATION)
-            return
-        try:
-            # A KIP-848 group; version 9 skips the check only non-transactional commits get.
-            group.validate_offset_commit(member_id, group_instance_id, generation_id, 9)
-        except KafkaError as exc:
-            if exc.code == ErrorCode.STALE_MEMBER_EPOCH:
-                raise KafkaError(ErrorCode.ILLEGAL_GENERATION) from None
-            raise
 
     def apply_committed_offsets(self, group_id: str, offsets: dict[TopicPartition, PendingOffset]) -> None:
         """A committed transaction's offsets become the group's committed offsets (what OffsetFetch reads)."""
@@ -586,5 +570,7 @@ class TxnCoordinator:
             if txn.state in EXPIRATION_ALLOWED and txn.last_update_ms <= now - expiration:
                 txn.transition(TxnEvent.EXPIRE)
                 del self.txns[txn.transactional_id]
+                if self.listener is not None:
+                    self.listener(txn.transactional_id, None)
                 gone.append(txn.transactional_id)
         return gone

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from mockbroker.state.internal_topics import partition_for
 from tests.console.conftest import served_console
 from tests.docker.test_control_http import Api
 
@@ -71,3 +72,15 @@ def test_stall_resume_latency_and_per_node_faults_over_http(api: Api) -> None:
     got, payload, _ = api.request("POST", "/faults", {"api_key": "Metadata", "error": "NOT_CONTROLLER", "node": 7})
     assert (got, payload["error"]) == (400, "bad_field")
     assert {"/nodes/{id}/stall", "/nodes/{id}/resume", "/nodes/{id}/latency"} <= set(api.get("/openapi.json")["paths"])
+
+
+def test_move_a_coordinator_over_http(api: Api) -> None:
+    moved = api.post("/coordinators", {"group": "g", "node": 3})
+    assert moved == {"group": "g", "transactional_id": None, "node": 3}
+    assert api.broker.partition_state("__consumer_offsets", partition_for("g", 50)).leader == 3
+    api.post("/coordinators", {"transactional_id": "tx", "node": 2})
+    assert api.broker.partition_state("__transaction_state", partition_for("tx", 50)).leader == 2
+    got, payload, _ = api.request("POST", "/coordinators", {"node": 2})
+    assert (got, payload["error"]) == (400, "bad_field")
+    got, payload, _ = api.request("POST", "/coordinators", {"group": "g", "node": 9})
+    assert got == 404

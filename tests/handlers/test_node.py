@@ -12,6 +12,7 @@ import pytest
 from mockbroker.node import BrokerNode
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
+from mockbroker.state import internal_topics, leadership
 from mockbroker.state.cluster import Listener, Node
 from mockbroker.state.txn_inspection import transactions
 from tests.handlers.conftest import API_VERSIONS, INIT_PRODUCER_ID, fetch, make_batch, produce, values_of
@@ -83,6 +84,9 @@ def test_each_node_serves_the_partitions_it_leads(two_nodes: MockBroker) -> None
 def test_a_transaction_lands_in_the_coordinator_of_the_node_asked(two_nodes: MockBroker) -> None:
     broker = two_nodes
     second = broker.cluster.listeners[1]
+    # Node 2 leads the id's __transaction_state partition, so it coordinates the id.
+    broker._call(lambda: leadership.move_leader(
+        broker.cluster, internal_topics.partition_of(broker.cluster, "__transaction_state", "txn-on-two"), 2))
     with RawClient(second.host, second.port) as two:
         resp = two.request(INIT_PRODUCER_ID, 4, {"transactional_id": "txn-on-two", "transaction_timeout_ms": 60000,
                                                  "producer_id": -1, "producer_epoch": -1})

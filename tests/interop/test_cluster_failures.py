@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from mockbroker import MockBroker
+from mockbroker.state.internal_topics import partition_for
 from tests.interop import clients
 from tests.interop.clients import (
     java_argv,
@@ -210,8 +211,9 @@ def test_readme_leader_move_example(mockbroker: MockBroker) -> None:
 
 @pytest.mark.mockbroker(brokers=3, config={"group.initial.rebalance.delay.ms": 0})
 def test_confluent_consumer_group_follows_the_coordinator_when_its_node_stops(mockbroker: MockBroker) -> None:
-    """The coordinators sit on the lowest live node (1); when it stops they move to node 2 with their state,
-    and the group's consumer finds the new one, keeps its offsets and reads on."""
+    """The group's coordinator is the leader of its __consumer_offsets partition; when that node stops the
+    partition's leadership, and the coordinator with its state, move to another node, and the group's
+    consumer finds the new one, keeps its offsets and reads on."""
     from confluent_kafka import Consumer, Producer
 
     topic = "chaos-group"
@@ -243,7 +245,10 @@ def test_confluent_consumer_group_follows_the_coordinator_when_its_node_stops(mo
         consume_until(30)
         before = mockbroker.committed("g-chaos")
         assert sum(before.values()) == 30
-        mockbroker.stop_node(1)
+        coordinator = mockbroker.partition_state("__consumer_offsets", partition_for("g-chaos", 50)).leader
+        mockbroker.stop_node(coordinator)
+        moved = mockbroker.partition_state("__consumer_offsets", partition_for("g-chaos", 50)).leader
+        assert moved not in (coordinator, -1)
         produce(range(30, 60))
         consume_until(60)
     finally:

@@ -81,8 +81,9 @@ public final class KafkaHarness {
               produce   {topic, records, sync?=false}
                         -> sent {index,topic,partition,offset,timestamp} | send_error {index,error,...};
                            done {sent,failed}
-              consume   {topic | topics, partitions?, seek?="beginning", subscribe?=false,
+              consume   {topic | topics | pattern, partitions?, seek?="beginning", subscribe?=false,
                          max_records?, until_end?=false, idle_ms?, poll_ms?=100, commit?=false}
+                        pattern: subscribe to the topics matching this regex (a group.id in config)
                         seek: "beginning" | "end" | "committed" | <offset> | {"timestamp": ms}
                               | {"<partition>": <offset> | "beginning" | "end", ...}
                         -> offset_for_time {...}; record {topic,partition,offset,timestamp,
@@ -596,11 +597,14 @@ public final class KafkaHarness {
         Long idleMs = Json.lng(a, "idle_ms", null);
         boolean commit = Json.bool(a, "commit", false);
         boolean subscribe = Json.bool(a, "subscribe", false);
-        List<String> topics = topics(a);
+        String pattern = Json.str(a, "pattern", null);
+        List<String> topics = pattern != null ? List.of() : topics(a);
 
         KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(consumerProps(a, timeout));
         try {
-            if (subscribe) {
+            if (pattern != null) {
+                c.subscribe(java.util.regex.Pattern.compile(pattern));
+            } else if (subscribe) {
                 c.subscribe(topics);
             } else {
                 List<TopicPartition> tps = assignmentFor(c, a, topics, timeout);
