@@ -1,5 +1,6 @@
 """The node calls of MockBroker beyond stop and start (a mixin of mockbroker/server.py): stalled nodes,
-per-node latency, and the timers that replication needs on the broker clock.
+per-node latency, leader and coordinator moves, the ISR, and the timers that replication needs on the
+broker clock.
 
 - `stall_node(id)` / `resume_node(id)`: the node's replica fetchers stop / start again (state/replicas.py).
   It keeps answering clients, but copies nothing: an in-sync follower that is behind holds the high
@@ -20,11 +21,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker.state import leadership, reassignments, replicas
+from mockbroker.state.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, partition_of
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.scheduler import Scheduler, Timer
-    from mockbroker.state.cluster import Cluster
+    from mockbroker.state.cluster import Cluster, Partition
+    from mockbroker.state.leadership import PartitionState
 
 T = TypeVar("T")
 
@@ -100,3 +103,38 @@ class NodeControl:
             else:
                 self.node_latency_ms.pop(node_id, None)
         self._call(set_it)
+
+    # -- leaders, coordinators and the ISR (state/leadership.py) ----------------------------------
+    def _partition(self, topic: str, partition: int) -> Partition:
+        p = self.cluster.partition(topic, partition)
+        if p is None:
+            raise KeyError(f"no partition {topic}-{partition}")
+        return p
+
+    def move_leader(self, topic: str, partition: int, to_node: int) -> None:
+        """Make to_node (a live ISR member) lead the partition, with a leader epoch bump."""
+        self._call(lambda: leadership.move_leader(self.cluster, self._partition(topic, partition), to_node))
+
+    def move_coordinator(self, to_node: int, *, group: str | None = None, transactional_id: str | None = None) -> None:
+        """Make to_node coordinate a group or a transactional id: it takes the lead of the key's
+        __consumer_offsets / __transaction_state partition (a live ISR member, epoch bumped); the state
+        moves with it and clients find the new coordinator after NOT_COORDINATOR."""
+        if (group is None) == (transactional_id is None):
+            raise ValueError("name one of group= or transactional_id=")
+        topic, key = (OFFSETS_TOPIC, group) if group is not None else (TXN_TOPIC, transactional_id)
+        assert key is not None
+        self._call(lambda: leadership.move_leader(self.cluster, partition_of(self.cluster, topic, key), to_node))
+
+    def elect_preferred_leaders(self) -> list[tuple[str, int]]:
+        """Give every partition its preferred leader (first replica) where it is a live ISR member; the
+        partitions that changed."""
+        return self._call(lambda: [(p.topic.name, p.index)
+                                   for p in leadership.elect_preferred_leaders(self.cluster)])
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState:
+        """Leader, leader epoch, replicas, ISR and offline replicas of a partition."""
+        return self._call(lambda: leadership.state_of(self.cluster, self._partition(topic, partition)))
+
+    def set_isr(self, topic: str, partition: int, isr: list[int]) -> None:
+        """Set a partition's ISR (live replicas only); a leader outside it hands over to a member."""
+        self._call(lambda: leadership.set_isr(self.cluster, self._partition(topic, partition), list(isr)))

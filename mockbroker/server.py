@@ -44,13 +44,11 @@ from mockbroker.security.settings import security_from_settings
 from mockbroker.state import leadership, reassignments
 from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
-from mockbroker.state.cluster import Cluster, Listener, Partition, Topic
+from mockbroker.state.cluster import Cluster, Listener, Topic
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.group_common import GroupSummary
 from mockbroker.state.group_coordinator import GroupCoordinator
-from mockbroker.state.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, partition_of
-from mockbroker.state.leadership import PartitionState
 from mockbroker.state.segments import describe_segments
 from mockbroker.state.txn import TxnCoordinator
 from mockbroker.state.txn_inspection import transactions
@@ -372,40 +370,6 @@ class MockBroker(NodeControl):
             leadership.start_node(self.cluster, node_id)
             reassignments.complete_due(self.cluster, self.clock.now_ms())
         self._call(start)
-
-    def _partition(self, topic: str, partition: int) -> Partition:
-        p = self.cluster.partition(topic, partition)
-        if p is None:
-            raise KeyError(f"no partition {topic}-{partition}")
-        return p
-
-    def move_leader(self, topic: str, partition: int, to_node: int) -> None:
-        """Make to_node (a live ISR member) lead the partition, with a leader epoch bump."""
-        self._call(lambda: leadership.move_leader(self.cluster, self._partition(topic, partition), to_node))
-
-    def move_coordinator(self, to_node: int, *, group: str | None = None, transactional_id: str | None = None) -> None:
-        """Make to_node coordinate a group or a transactional id: it takes the lead of the key's
-        __consumer_offsets / __transaction_state partition (a live ISR member, epoch bumped); the state
-        moves with it and clients find the new coordinator after NOT_COORDINATOR."""
-        if (group is None) == (transactional_id is None):
-            raise ValueError("name one of group= or transactional_id=")
-        topic, key = (OFFSETS_TOPIC, group) if group is not None else (TXN_TOPIC, transactional_id)
-        assert key is not None
-        self._call(lambda: leadership.move_leader(self.cluster, partition_of(self.cluster, topic, key), to_node))
-
-    def elect_preferred_leaders(self) -> list[tuple[str, int]]:
-        """Give every partition its preferred leader (first replica) where it is a live ISR member; the
-        partitions that changed."""
-        return self._call(lambda: [(p.topic.name, p.index)
-                                   for p in leadership.elect_preferred_leaders(self.cluster)])
-
-    def partition_state(self, topic: str, partition: int) -> PartitionState:
-        """Leader, leader epoch, replicas, ISR and offline replicas of a partition."""
-        return self._call(lambda: leadership.state_of(self.cluster, self._partition(topic, partition)))
-
-    def set_isr(self, topic: str, partition: int, isr: list[int]) -> None:
-        """Set a partition's ISR (live replicas only); a leader outside it hands over to a member."""
-        self._call(lambda: leadership.set_isr(self.cluster, self._partition(topic, partition), list(isr)))
 
     def delete_topic(self, name: str) -> None:
         self._call(self.cluster.delete_topic, name)
