@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker import dispatch, error_responses
+from mockbroker.acl_api import AclApi
 from mockbroker.clock import Clock
 from mockbroker.connection import Connection
 from mockbroker.context import RequestContext
@@ -85,7 +86,7 @@ class Nodes(dict[int, BrokerNode]):
         return self._describe()
 
 
-class MockBroker:
+class MockBroker(AclApi):
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -108,6 +109,8 @@ class MockBroker:
         oauth: OAuthConfig | None = None,
         brokers: int = 1,
         racks: list[str | None] | None = None,
+        acls: bool | None = None,
+        super_users: list[str] | None = None,
     ) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
@@ -125,6 +128,9 @@ class MockBroker:
             is enabled by default (else list it in sasl_mechanisms: unsecured JWTs, Kafka's default).
         brokers: how many nodes (ids node_id, node_id+1, ...); each gets the listeners of the first, on
         the next ports (port 0: each a free port); racks: one per node.
+        acls: True turns Kafka's StandardAuthorizer on (as config["authorizer.class.name"] does): every
+            request is checked against the ACLs (add_acl, CreateAcls); super_users=["User:admin"] (or
+            config["super.users"]) may do everything, and turns it on too.
         """
         settings = dict(config or {})
         if partitions is not None:
@@ -150,7 +156,8 @@ class MockBroker:
         if listeners is None:
             protocol = (security or "PLAINTEXT").upper()
             listeners = [Listener(protocol, node_id, host, port, advertised_host, advertised_port, protocol)]
-        self.security = security_from_settings(listeners, settings, sasl_mechanisms, tls, oauth)
+        self.security = security_from_settings(listeners, settings, sasl_mechanisms, tls, oauth, acls,
+                                               super_users)
         self.security.now_ms = self.clock.now_ms
         for name, password in (users or {}).items():
             self.security.credentials.add_user(name, password, self.security.mechanisms)
