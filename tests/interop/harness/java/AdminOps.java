@@ -107,6 +107,9 @@ final class AdminOps {
             case "listConsumerGroupOffsets" -> listConsumerGroupOffsets(op, out);
             case "alterUserScramCredentials" -> ScramOps.alter(admin, timeout, op, out);
             case "describeUserScramCredentials" -> ScramOps.describe(admin, timeout, op, out);
+            case "createAcls" -> AclOps.create(admin, timeout, op, out);
+            case "describeAcls" -> AclOps.describe(admin, timeout, op, out);
+            case "deleteAcls" -> AclOps.delete(admin, timeout, op, out);
             default -> throw new IllegalArgumentException("unknown admin op " + name);
         }
     }

@@ -106,7 +106,8 @@ public final class KafkaHarness {
                         createPartitions {topic, count}; deleteRecords {topic, offsets: {"p": o}};
                         describeConsumerGroups {groups}; listConsumerGroupOffsets {group};
                         alterUserScramCredentials {upsert?: [{user, mechanism, password, iterations?}],
-                          delete?: [{user, mechanism}]}; describeUserScramCredentials {users?}
+                          delete?: [{user, mechanism}]}; describeUserScramCredentials {users?};
+                        createAcls {acls}; describeAcls {filter?}; deleteAcls {filters} (AclOps.java)
               batch     {records, compression?="none", base_offset?, producer_id?, producer_epoch?,
                          base_sequence?, transactional?, timestamp_type?, partition_leader_epoch?}
                         builds a v2 RecordBatch with the client's own code, no broker:
