@@ -174,3 +174,25 @@ def test_invalid_bindings_get_kafkas_reasons() -> None:
         "The only valid name for the CLUSTER resource is kafka-cluster"
     assert invalid_binding_reason(acl("kafka-cluster", rtype=R.CLUSTER)) is None
     assert "principal" in (invalid_binding_reason(acl("t", principal="alice")) or "")
+
+
+def test_the_authorizer_is_on_only_when_configured() -> None:
+    from mockbroker.envconfig import build_settings
+    from mockbroker.security.settings import authorizer_from_settings
+    from mockbroker.server import MockBroker
+
+    assert authorizer_from_settings({}, None, None) is None
+    assert MockBroker().security.authorizer is None
+    named = authorizer_from_settings({"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                                      "super.users": "User:admin;User:ops"}, None, None)
+    assert named is not None and named.super_users == {"User:admin", "User:ops"}
+    assert not named.allow_everyone_if_no_acl_found
+    short = MockBroker(super_users=["User:root"], config={"allow.everyone.if.no.acl.found": True}).security
+    assert short.authorizer is not None and short.authorizer.super_users == {"User:root"}
+    assert short.authorizer.allow_everyone_if_no_acl_found
+    env = build_settings({"KAFKA_AUTHORIZER_CLASS_NAME": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                          "KAFKA_SUPER_USERS": "User:admin", "KAFKA_CONNECTIONS_MAX_REAUTH_MS": "5000"})
+    assert env.unknown_line() is None
+    security = MockBroker(**env.broker_kwargs()).security
+    assert security.authorizer is not None and security.authorizer.super_users == {"User:admin"}
+    assert security.max_reauth_ms == 5000
