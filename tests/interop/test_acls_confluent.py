@@ -110,3 +110,19 @@ def test_librdkafka_reauthenticates_before_the_session_ends(mockbroker_factory: 
     assert max(per_connection.values()) >= 3, per_connection
     produced_on = {r.connection_id for r in broker.received(0)}
     assert any(per_connection.get(c, 0) >= 3 for c in produced_on), (per_connection, produced_on)
+
+
+@pytest.mark.mockbroker(security="SASL_PLAINTEXT", users={"alice": "secret"}, acls=True)
+def test_readme_acl_example(mockbroker: MockBroker) -> None:
+    mockbroker.create_topic("orders")
+    mockbroker.create_topic("payroll")
+    mockbroker.add_acl("User:alice", "WRITE", topic="orders")
+    producer = Producer({"bootstrap.servers": mockbroker.bootstrap_servers,
+                         "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                         "sasl.username": "alice", "sasl.password": "secret"})
+    errors = {}
+    for topic in ("orders", "payroll"):
+        producer.produce(topic, b"{}", on_delivery=lambda err, msg: errors.update({msg.topic(): err}))
+    producer.flush(30)
+    assert errors["orders"] is None
+    assert errors["payroll"].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
