@@ -1,7 +1,8 @@
 """Authorization of the group APIs, as Kafka's KafkaApis checks them:
 
 - JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ConsumerGroupHeartbeat: READ on the group
-  (GROUP_AUTHORIZATION_FAILED).
+  (GROUP_AUTHORIZATION_FAILED); ConsumerGroupHeartbeat also DESCRIBE on every subscribed topic name
+  (TOPIC_AUTHORIZATION_FAILED).
 - OffsetCommit: READ on the group (every partition GROUP_AUTHORIZATION_FAILED), READ on each topic.
 - OffsetFetch: DESCRIBE on the group (v8+: per group), DESCRIBE on each topic named (all topics: the
   ones not described are left out).
@@ -14,7 +15,7 @@
 from __future__ import annotations
 
 from mockbroker.authorization.access import Access, Call, check, extend, then, with_list
-from mockbroker.authorization.topic_apis import split
+from mockbroker.authorization.topic_apis import split, topic_name
 from mockbroker.dispatch import HandlerResult
 from mockbroker.error_responses import error_response
 from mockbroker.protocol.errors import ErrorCode
@@ -32,9 +33,12 @@ MESSAGES = {ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
 
 @check(11, 12, 13, 14, 68)
 def group_member(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
-    if access.may(Op.READ, GROUP, req.group_id):
-        return call(req)
-    return error_response(header.api_key, header.api_version, req, GROUP_DENIED)
+    if not access.may(Op.READ, GROUP, req.group_id):
+        return error_response(header.api_key, header.api_version, req, GROUP_DENIED)
+    subscribed = req.get("subscribed_topic_names") if header.api_key == 68 else None
+    if subscribed and len(access.topics(Op.DESCRIBE, subscribed)) < len(set(subscribed)):
+        return error_response(68, header.api_version, req, TOPIC_DENIED)
+    return call(req)
 
 
 def topic_partition_errors(topics: list[Msg], code: ErrorCode) -> list[Msg]:
@@ -46,7 +50,7 @@ def topic_partition_errors(topics: list[Msg], code: ErrorCode) -> list[Msg]:
 def offset_commit(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
     if not access.may(Op.READ, GROUP, req.group_id):
         return Msg(throttle_time_ms=0, topics=topic_partition_errors(req.topics, GROUP_DENIED))
-    allowed, refused = split(access, Op.READ, req.topics, lambda t: t.name or None)
+    allowed, refused = split(access, Op.READ, req.topics, lambda t: topic_name(access, t.name, t.get("topic_id")))
     if not refused:
         return call(req)
     return then(call(with_list(req, "topics", allowed)), extend("topics", topic_partition_errors(refused, TOPIC_DENIED)))
@@ -62,7 +66,7 @@ def _filter_offset_topics(access: Access, asked: list[Msg] | None) -> tuple[list
     """(the topics to ask the handler for, the refused ones' answers); None: all topics."""
     if asked is None:
         return None, []
-    allowed, refused = split(access, Op.DESCRIBE, asked, lambda t: t.name or None)
+    allowed, refused = split(access, Op.DESCRIBE, asked, lambda t: topic_name(access, t.name, t.get("topic_id")))
     return allowed, _unauthorized_offsets(refused)
 
 

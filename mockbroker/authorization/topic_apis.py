@@ -32,7 +32,7 @@ DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 Op = AclOperation
 
 
-def _name(access: Access, name: str | None, topic_id: Any) -> str | None:
+def topic_name(access: Access, name: str | None, topic_id: Any) -> str | None:
     """A request topic's name: its name, or the name of its id (None: an id no topic has)."""
     if topic_id is not None and topic_id != ZERO_UUID:
         topic = access.cluster.topics_by_id.get(topic_id)
@@ -59,7 +59,7 @@ def produce(access: Access, header: RequestHeader, req: Msg, call: Call) -> Hand
         if req.acks == 0:
             return CloseConnection("produce: transactional id not authorized")
         return error_response(0, v, req, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    allowed, refused = split(access, Op.WRITE, req.topic_data, lambda t: _name(access, t.name, t.get("topic_id")))
+    allowed, refused = split(access, Op.WRITE, req.topic_data, lambda t: topic_name(access, t.name, t.get("topic_id")))
     if not refused:
         return call(req)
     result = call(with_list(req, "topic_data", allowed))
@@ -81,7 +81,7 @@ def fetch(access: Access, header: RequestHeader, req: Msg, call: Call) -> Handle
     if _is_follower(req):
         allowed, refused = (list[Msg](), req.topics) if not access.on_cluster(Op.CLUSTER_ACTION) else (req.topics, [])
     else:
-        allowed, refused = split(access, Op.READ, req.topics, lambda t: _name(access, t.topic, t.get("topic_id")))
+        allowed, refused = split(access, Op.READ, req.topics, lambda t: topic_name(access, t.topic, t.get("topic_id")))
     if not refused:
         return call(req)
     errors = error_response(1, v, with_list(req, "topics", refused), DENIED).responses
@@ -116,7 +116,7 @@ def metadata(access: Access, header: RequestHeader, req: Msg, call: Call) -> Han
         return call(req)  # the handler's INVALID_REQUEST answer
     elif any(e.topic_id != ZERO_UUID for e in requested):
         ids = [e for e in requested if e.topic_id != ZERO_UUID]
-        allowed, denied = split(access, Op.DESCRIBE, ids, lambda e: _name(access, None, e.topic_id))
+        allowed, denied = split(access, Op.DESCRIBE, ids, lambda e: topic_name(access, None, e.topic_id))
         refused = [_metadata_error(None, e.topic_id) for e in dict((e.topic_id, e) for e in denied).values()]
         result = call(with_list(req, "topics", allowed))
     else:
@@ -160,7 +160,7 @@ def describe_topic_partitions(access: Access, header: RequestHeader, req: Msg, c
             topics = [t for t in topics if access.may(Op.DESCRIBE, ResourceType.TOPIC, t.name)]
         for t in topics:
             t.topic_authorized_operations = access.operations(ResourceType.TOPIC, t.name or "")
-        response.topics = sorted(topics + refused, key=lambda t: t.name or "")
+        response.topics = list(topics) + refused
 
     return then(call(with_list(req, "topics", allowed)), edit)
 
@@ -206,7 +206,7 @@ def delete_topics(access: Access, header: RequestHeader, req: Msg, call: Call) -
         allowed = []
         for t in req.topics:
             by_id = t.topic_id != ZERO_UUID
-            name = _name(access, t.name, t.topic_id)
+            name = topic_name(access, t.name, t.topic_id)
             if name is None:
                 allowed.append(t)
             elif by_id and not access.may(Op.DESCRIBE, ResourceType.TOPIC, name):

@@ -1,6 +1,7 @@
 """Authorization of the producer and transaction APIs, as Kafka's KafkaApis checks them:
 
-- InitProducerId: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without one
+- InitProducerId: WRITE on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED; with enable2Pc
+  TWO_PHASE_COMMIT too); without one
   (an idempotent producer) IDEMPOTENT_WRITE on the cluster or WRITE on some topic
   (CLUSTER_AUTHORIZATION_FAILED).
 - AddPartitionsToTxn v0-v3: WRITE on the transactional id (every partition
@@ -33,7 +34,8 @@ TXN = ResourceType.TRANSACTIONAL_ID
 @check(22)
 def init_producer_id(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
     if req.transactional_id is not None:
-        if not access.may(Op.WRITE, TXN, req.transactional_id):
+        if not access.may(Op.WRITE, TXN, req.transactional_id) or (
+                req.get("enable2_pc") and not access.may(Op.TWO_PHASE_COMMIT, TXN, req.transactional_id)):
             return Msg(throttle_time_ms=0, error_code=TXN_DENIED, producer_id=-1, producer_epoch=-1)
     elif not access.on_cluster(Op.IDEMPOTENT_WRITE) and not access.on_any(Op.WRITE, ResourceType.TOPIC):
         return Msg(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producer_id=-1,

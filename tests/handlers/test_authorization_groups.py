@@ -38,6 +38,10 @@ def test_group_membership_apis_need_read_on_the_group(mockbroker: MockBroker) ->
                                       "rebalance_timeout_ms": 10000, "subscribed_topic_names": ["orders"],
                                       "topic_partitions": []})
         assert heartbeat.error_code == GROUP_DENIED
+        heartbeat = c.request(68, 0, {"group_id": "billing", "member_id": "m", "member_epoch": 0,
+                                      "rebalance_timeout_ms": 10000, "subscribed_topic_names": ["orders", "secret"],
+                                      "topic_partitions": []})
+        assert heartbeat.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED  # no DESCRIBE on "secret"
         joined = c.request(11, 7, {"group_id": "billing", **JOIN})
         assert joined.error_code in (ErrorCode.NONE, ErrorCode.MEMBER_ID_REQUIRED)
 
@@ -62,6 +66,11 @@ def test_offset_commit_and_fetch_check_the_group_then_each_topic(mockbroker: Moc
         resp = c.request(8, 8, {"group_id": "billing", **commit})
         assert {t.name: t.partitions[0].error_code for t in resp.topics} == {
             "orders": ErrorCode.NONE, "secret": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+        secret_id = mockbroker.cluster.topic("secret").topic_id  # v10 names topics by id
+        by_id = c.request(8, 10, {"group_id": "billing", "generation_id_or_member_epoch": -1, "member_id": "",
+                                  "topics": [{"name": "", "topic_id": secret_id, "partitions": [
+                                      {"partition_index": 0, "committed_offset": 0}]}]})
+        assert by_id.topics[0].partitions[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
         fetched = c.request(9, 7, {"group_id": "other", "topics": None})
         assert fetched.error_code == GROUP_DENIED
         fetched = c.request(9, 8, {"groups": [{"group_id": "billing", "topics": None},
