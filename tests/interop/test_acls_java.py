@@ -1,7 +1,8 @@
 """The Java client (kafka-clients 4.3.0) against Kafka's authorizer: an ACL-limited user gets
 TopicAuthorizationException, GroupAuthorizationException and TransactionalIdAuthorizationException for
 what it may not use and works for what it may; the AdminClient creates, lists and deletes ACLs (and is
-refused with ClusterAuthorizationException without ALTER on the cluster)."""
+refused with ClusterAuthorizationException without ALTER on the cluster); the client re-authenticates
+on the same connection when the broker answers a session lifetime (KIP-368)."""
 
 from __future__ import annotations
 
@@ -114,3 +115,20 @@ def test_java_admin_creates_lists_and_deletes_acls(mockbroker_factory: Callable[
     refused = of_type(lines, "error") + of_type(lines, "result")
     assert refused[0]["error"] == "ClusterAuthorizationException", lines
     assert refused[1]["results"][0]["error"] == "ClusterAuthorizationException", lines
+
+
+def test_java_client_reauthenticates_before_the_session_ends(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    # A 3 s session (real time: the client times re-authentication on its own clock); the consumer polls
+    # for 9 s, so it must re-authenticate on its fetch connection at least twice (KIP-368).
+    require_java()
+    broker = mockbroker_factory(security="SASL_PLAINTEXT", users={USER: PASSWORD},
+                                config={"connections.max.reauth.ms": 3000})
+    broker.create_topic("reauth")
+    lines = run_java("consume", {"bootstrap": broker.bootstrap_servers, "topic": "reauth", "config": sasl(),
+                                 "idle_ms": 9000, "poll_ms": 200, "timeout_ms": TIMEOUT_MS}, timeout=120)
+    assert of_type(lines, "done"), lines
+    logins: dict[int, int] = {}
+    for request in broker.received(36):  # SaslAuthenticate
+        logins[request.connection_id] = logins.get(request.connection_id, 0) + 1
+    fetched_on = {r.connection_id for r in broker.received(1)}
+    assert any(logins.get(c, 0) >= 3 for c in fetched_on), (logins, fetched_on)
