@@ -100,7 +100,8 @@ def offset_fetch(access: Access, header: RequestHeader, req: Msg, call: Call) ->
         for group in response.groups:
             all_topics, errors = refused.get(group.group_id, (False, []))
             group.topics = (visible(group.topics) if all_topics else list(group.topics)) + errors
-        response.groups = list(response.groups) + denied_answers
+        order = {g.group_id: i for i, g in enumerate(req.groups)}  # answered in the request's order, as Kafka
+        response.groups = sorted(list(response.groups) + denied_answers, key=lambda g: order.get(g.group_id, 0))
 
     if not groups:
         return Msg(throttle_time_ms=0, groups=denied_answers)

@@ -73,8 +73,9 @@ def test_offset_commit_and_fetch_check_the_group_then_each_topic(mockbroker: Moc
         assert by_id.topics[0].partitions[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
         fetched = c.request(9, 7, {"group_id": "other", "topics": None})
         assert fetched.error_code == GROUP_DENIED
-        fetched = c.request(9, 8, {"groups": [{"group_id": "billing", "topics": None},
-                                              {"group_id": "other", "topics": None}]})
+        fetched = c.request(9, 8, {"groups": [{"group_id": "other", "topics": None},
+                                              {"group_id": "billing", "topics": None}]})
+        assert [g.group_id for g in fetched.groups] == ["other", "billing"]  # the request's order
         by_group = {g.group_id: g for g in fetched.groups}
         assert by_group["other"].error_code == GROUP_DENIED
         assert [t.name for t in by_group["billing"].topics] == ["orders"]
