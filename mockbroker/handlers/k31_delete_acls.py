@@ -4,8 +4,8 @@ As Kafka's AclApis and AclControlManager answer it, one result per filter, in or
 - no authorizer on the broker: SECURITY_DISABLED on every filter ("No Authorizer is configured.").
 - a filter with an UNKNOWN element (a code Kafka does not know, or 0): the request does not parse in
   Kafka, so the connection is closed.
-- otherwise NONE and the bindings it removed (each with NONE); a binding matched by an earlier filter
-  of the same request is gone already and listed once.
+- otherwise NONE and the bindings it matched (each with NONE), all removed at once: a binding several
+  filters of the request match is listed under each, as Kafka's AclControlManager answers.
 - ALTER on the cluster is needed (CLUSTER_AUTHORIZATION_FAILED: mockbroker/authorization).
 """
 
@@ -31,9 +31,11 @@ def handle_delete_acls(ctx: RequestContext, header: RequestHeader, req: Msg) -> 
     filters = [filter_of(f) for f in req.filters]
     if any(f.unknown for f in filters):
         return CloseConnection("DeleteAcls: the filters contain UNKNOWN elements")
-    results = []
+    matched = [authorizer.acls.find(acl_filter) for acl_filter in filters]
     for acl_filter in filters:
-        removed = authorizer.acls.delete(acl_filter)
+        authorizer.acls.delete(acl_filter)
+    results = []
+    for removed in matched:
         results.append(Msg(error_code=ErrorCode.NONE, error_message=None, matching_acls=[
             Msg(error_code=ErrorCode.NONE, error_message=None, resource_type=int(b.resource_type),
                 resource_name=b.resource_name, pattern_type=int(b.pattern_type), principal=b.principal,

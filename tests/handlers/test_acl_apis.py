@@ -135,3 +135,12 @@ def test_without_authorizer_everything_stays_open(mockbroker: MockBroker) -> Non
         cluster = c.request(60, 0, {"include_cluster_authorized_operations": True})
         assert cluster.cluster_authorized_operations != 0
         assert c.request(50, 0, {"users": None}).error_code == ErrorCode.NONE
+
+
+@ADMIN
+def test_delete_acls_lists_a_binding_under_every_filter_that_matches_it(mockbroker: MockBroker) -> None:
+    mockbroker.add_acl("User:alice", "READ", topic="orders")
+    with connect(mockbroker) as c:
+        deleted = c.request(DELETE_ACLS, 3, {"filters": [acl_filter(TOPIC), acl_filter(principal="User:alice")]})
+    assert [[m.resource_name for m in r.matching_acls] for r in deleted.filter_results] == [["orders"], ["orders"]]
+    assert mockbroker.acls() == []
