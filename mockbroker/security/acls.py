@@ -138,8 +138,7 @@ def invalid_binding_reason(binding: AclBinding) -> str | None:
         return f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
     if not binding.resource_name:
         return "Invalid empty resource name"
-    principal_type, sep, principal_name = binding.principal.partition(":")
-    if not sep or not principal_type or not principal_name:
+    if ":" not in binding.principal:
         return f"Could not parse principal from `{binding.principal}` (no colon is present separating the " \
                "principal type from the principal name)"
     return None

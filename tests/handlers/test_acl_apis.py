@@ -71,7 +71,8 @@ def test_create_acls_answers_kafkas_validation_errors_per_creation(mockbroker: M
         (ErrorCode.INVALID_REQUEST, "Invalid permissionType ANY"),
         (ErrorCode.INVALID_REQUEST, "Invalid empty resource name"),
         (ErrorCode.INVALID_REQUEST, "The only valid name for the CLUSTER resource is kafka-cluster")]
-    assert codes[6][0] == ErrorCode.INVALID_REQUEST
+    assert codes[6] == (ErrorCode.INVALID_REQUEST, "Could not parse principal from `alice` (no colon is present "
+                                                    "separating the principal type from the principal name)")
     assert codes[7] == (ErrorCode.NONE, None)
     assert [(b.resource_type.name, b.operation.name) for b in mockbroker.acls()] == [("CLUSTER", "ALL")]
 
