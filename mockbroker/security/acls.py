@@ -124,8 +124,12 @@ class AclBinding:
 
 
 def invalid_binding_reason(binding: AclBinding) -> str | None:
-    """Why Kafka refuses to create this binding (INVALID_REQUEST), or None: AclControlManager.validateNewAcl,
-    AclApis' cluster-name check, a principal that is not TYPE:NAME."""
+    """Why Kafka refuses to create this binding (INVALID_REQUEST), or None: first the broker's checks
+    (AclApis: the CLUSTER resource's name, an empty name), then AclControlManager.validateNewAcl."""
+    if binding.resource_type is ResourceType.CLUSTER and binding.resource_name != CLUSTER_NAME:
+        return f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
+    if not binding.resource_name:
+        return "Invalid empty resource name"
     if binding.resource_type in (ResourceType.UNKNOWN, ResourceType.ANY):
         return f"Invalid resourceType {binding.resource_type.name}"
     if binding.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):
@@ -134,10 +138,6 @@ def invalid_binding_reason(binding: AclBinding) -> str | None:
         return f"Invalid operation {binding.operation.name}"
     if binding.permission not in (AclPermissionType.ALLOW, AclPermissionType.DENY):
         return f"Invalid permissionType {binding.permission.name}"
-    if binding.resource_type is ResourceType.CLUSTER and binding.resource_name != CLUSTER_NAME:
-        return f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
-    if not binding.resource_name:
-        return "Invalid empty resource name"
     if ":" not in binding.principal:
         return f"Could not parse principal from `{binding.principal}` (no colon is present separating the " \
                "principal type from the principal name)"
