@@ -173,6 +173,10 @@ def test_invalid_bindings_get_kafkas_reasons() -> None:
     assert invalid_binding_reason(acl("x", rtype=R.CLUSTER)) == \
         "The only valid name for the CLUSTER resource is kafka-cluster"
     assert invalid_binding_reason(acl("kafka-cluster", rtype=R.CLUSTER)) is None
+    # the broker's checks come before the controller's
+    assert invalid_binding_reason(acl("", pattern=T.MATCH)) == "Invalid empty resource name"
+    assert invalid_binding_reason(acl("x", rtype=R.CLUSTER, pattern=T.ANY)) == \
+        "The only valid name for the CLUSTER resource is kafka-cluster"
     assert "principal" in (invalid_binding_reason(acl("t", principal="alice")) or "")
 
 
