@@ -10,6 +10,7 @@ ALLOW, DENY). A broker without an authorizer answers 409 security_disabled.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mockbroker.acl_api import binding_from, filter_from
@@ -71,3 +72,11 @@ def add_acls(api: Any, req: Request) -> Any:
 
 def delete_acls(api: Any, req: Request) -> Any:
     return {"deleted": [b.as_dict() for b in _authorizer(api).acls.delete(_filter(req))]}
+
+
+# The ACL routes (method, path, handler, summary), appended to json_api.ROUTES.
+ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
+    ("GET", "/acls", list_acls, "ACL bindings (?principal=&resource_type=&name=&pattern=&operation=&permission=&host=)"),
+    ("POST", "/acls", add_acls, "add ACLs {principal, operation, resource_type, name, pattern?, permission?, host?} (201)"),
+    ("DELETE", "/acls", delete_acls, "remove the ACLs a filter matches (?principal=&resource_type=&name=&...)"),
+]

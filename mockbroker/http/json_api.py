@@ -556,7 +556,4 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
     ("POST", "/leaders", JsonApi.move_leader, "move a partition's leader {topic, partition, node}"),
     ("POST", "/leaders/preferred", JsonApi.elect_preferred, "give every partition its preferred leader"),
     ("POST", "/isr", JsonApi.set_isr, "set a partition's in-sync replicas {topic, partition, isr}"),
-    ("GET", "/acls", acls.list_acls, "ACL bindings (?principal=&resource_type=&name=&pattern=&operation=&permission=&host=)"),
-    ("POST", "/acls", acls.add_acls, "add ACLs {principal, operation, resource_type, name, pattern?, permission?, host?} (201)"),
-    ("DELETE", "/acls", acls.delete_acls, "remove the ACLs a filter matches (?principal=&resource_type=&name=&...)"),
-]
+] + acls.ROUTES
