@@ -9,6 +9,9 @@ check them:
   (GROUP_AUTHORIZATION_FAILED), a broker, broker logger or client-metrics resource on the cluster
   (CLUSTER_AUTHORIZATION_FAILED).
 - DescribeCluster: cluster authorized operations when asked (0 without DESCRIBE on the cluster).
+- ElectLeaders, AlterPartitionReassignments: ALTER on the cluster; ListPartitionReassignments,
+  DescribeLogDirs: DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED at the top and on every
+  partition named, as their getErrorResponse builds it).
 """
 
 from __future__ import annotations
@@ -115,3 +118,41 @@ def describe_cluster(access: Access, header: RequestHeader, req: Msg, call: Call
             if access.on_cluster(Op.DESCRIBE) else 0
 
     return then(call(req), edit)
+
+
+@check(43)
+def elect_leaders(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(Op.ALTER):
+        return call(req)
+    message = MESSAGES[CLUSTER_DENIED]
+    return Msg(throttle_time_ms=0, error_code=CLUSTER_DENIED, replica_election_results=[
+        Msg(topic=t.topic, partition_result=[Msg(partition_id=p, error_code=CLUSTER_DENIED, error_message=message)
+                                             for p in t.partitions]) for t in (req.topic_partitions or [])])
+
+
+@check(45)
+def alter_partition_reassignments(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(Op.ALTER):
+        return call(req)
+    message = MESSAGES[CLUSTER_DENIED]
+    return Msg(throttle_time_ms=0, allow_replication_factor_change=req.get("allow_replication_factor_change", True),
+               error_code=CLUSTER_DENIED, error_message=message, responses=[
+                   Msg(name=t.name, partitions=[Msg(partition_index=p.partition_index, error_code=CLUSTER_DENIED,
+                                                    error_message=message) for p in t.partitions])
+                   for t in req.topics])
+
+
+@check(46)
+def list_partition_reassignments(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(Op.DESCRIBE):
+        return call(req)
+    return Msg(throttle_time_ms=0, error_code=CLUSTER_DENIED, error_message=MESSAGES[CLUSTER_DENIED], topics=[
+        Msg(name=t.name, partitions=[Msg(partition_index=p, replicas=[], adding_replicas=[], removing_replicas=[])
+                                     for p in t.partition_indexes]) for t in (req.topics or [])])
+
+
+@check(35)
+def describe_log_dirs(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(Op.DESCRIBE):
+        return call(req)
+    return Msg(throttle_time_ms=0, error_code=CLUSTER_DENIED, results=[])

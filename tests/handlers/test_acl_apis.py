@@ -145,3 +145,27 @@ def test_delete_acls_lists_a_binding_under_every_filter_that_matches_it(mockbrok
         deleted = c.request(DELETE_ACLS, 3, {"filters": [acl_filter(TOPIC), acl_filter(principal="User:alice")]})
     assert [[m.resource_name for m in r.matching_acls] for r in deleted.filter_results] == [["orders"], ["orders"]]
     assert mockbroker.acls() == []
+
+
+@pytest.mark.mockbroker(acls=True)
+def test_cluster_admin_apis_need_alter_or_describe_on_the_cluster(mockbroker: MockBroker) -> None:
+    from mockbroker import dispatch
+
+    dispatch.load_handlers()
+    if any(dispatch.lookup(key) is None for key in (35, 43, 45, 46)):
+        pytest.skip("ElectLeaders / partition reassignments / DescribeLogDirs are not served on this branch")
+    denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    mockbroker.create_topic("t")
+    with connect(mockbroker) as c:
+        elected = c.request(43, 2, {"election_type": 0, "topic_partitions": [{"topic": "t", "partitions": [0]}],
+                                    "timeout_ms": 1000})
+        assert elected.error_code == denied
+        assert elected.replica_election_results[0].partition_result[0].error_code == denied
+        altered = c.request(45, 0, {"timeout_ms": 1000, "topics": [{"name": "t", "partitions": [
+            {"partition_index": 0, "replicas": [1]}]}]})
+        assert (altered.error_code, altered.responses[0].partitions[0].error_code) == (denied, denied)
+        assert c.request(46, 0, {"timeout_ms": 1000, "topics": None}).error_code == denied
+        assert c.request(35, 1, {"topics": None}).error_code == denied
+        mockbroker.add_acl("User:ANONYMOUS", "ALTER", cluster=True)  # ALTER implies DESCRIBE
+        assert c.request(46, 0, {"timeout_ms": 1000, "topics": None}).error_code == ErrorCode.NONE
+        assert c.request(35, 1, {"topics": None}).error_code == ErrorCode.NONE
