@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mockbroker import dispatch
+from mockbroker.authorization import guard
 from mockbroker.context import RequestContext
 from mockbroker.idle_timeout import IdleTimeout
 from mockbroker.protocol import headers as hdr
@@ -217,12 +218,13 @@ class Connection(asyncio.BufferedProtocol):
         assert self.ctx is not None
         self.broker.record_request(self.ctx, header)
         try:
+            fn = guard(self.ctx, header.api_key, spec.fn)  # Kafka's authorization (mockbroker/authorization)
             fault = (self.broker.faults.take(header, request, self._topic_name, self.node.node_id)
                      if self.broker.faults.active else None)
             if fault is not None:
-                result = fault.apply(self._close, self.ctx, header, request, spec.fn)
+                result = fault.apply(self._close, self.ctx, header, request, fn)
             else:
-                result = spec.fn(self.ctx, header, request)
+                result = fn(self.ctx, header, request)
             if self.broker.node_latency_ms:
                 latency = self.broker.node_latency_ms.get(self.node.node_id)
                 if latency:
@@ -252,7 +254,7 @@ class Connection(asyncio.BufferedProtocol):
         assert self.security is not None and self.security.sasl is not None
         if self.security.sasl.failed:
             self._close_after_failed_authentication("SASL authentication failed")
-        elif self.security.sasl.user is not None:
+        elif self.security.sasl.complete:
             self.decoder.max_frame_size = int(self.broker.cluster.config.get("socket.request.max.bytes"))
             self.security.settled = True
 

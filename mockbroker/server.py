@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker import dispatch, error_responses
+from mockbroker.acl_api import AclApi
 from mockbroker.clock import Clock
 from mockbroker.connection import Connection
 from mockbroker.context import RequestContext
@@ -89,7 +90,7 @@ class Nodes(dict[int, BrokerNode]):
         return self._describe()
 
 
-class MockBroker(NodeControl):
+class MockBroker(NodeControl, AclApi):
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -113,6 +114,8 @@ class MockBroker(NodeControl):
         brokers: int = 1,
         racks: list[str | None] | None = None,
         data_dir: str | os.PathLike[str] | None = None,
+        acls: bool | None = None,
+        super_users: list[str] | None = None,
     ) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
@@ -132,6 +135,9 @@ class MockBroker(NodeControl):
         the next ports (port 0: each a free port); racks: one per node.
         data_dir: keep the logs there in Kafka's layout and load what it holds (mockbroker/storage; also
         config["log.dirs"] / ["log.dir"]); None: in memory only, nothing touches the disk.
+        acls: True turns Kafka's StandardAuthorizer on (as config["authorizer.class.name"] does): every
+            request is checked against the ACLs (add_acl, CreateAcls); super_users=["User:admin"] (or
+            config["super.users"]) may do everything, and turns it on too.
         """
         settings = dict(config or {})
         if partitions is not None:
@@ -157,7 +163,8 @@ class MockBroker(NodeControl):
         if listeners is None:
             protocol = (security or "PLAINTEXT").upper()
             listeners = [Listener(protocol, node_id, host, port, advertised_host, advertised_port, protocol)]
-        self.security = security_from_settings(listeners, settings, sasl_mechanisms, tls, oauth)
+        self.security = security_from_settings(listeners, settings, sasl_mechanisms, tls, oauth, acls,
+                                               super_users)
         self.security.now_ms = self.clock.now_ms
         for name, password in (users or {}).items():
             self.security.credentials.add_user(name, password, self.security.mechanisms)

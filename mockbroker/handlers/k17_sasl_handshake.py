@@ -6,7 +6,9 @@ As Kafka's SaslServerAuthenticator and KafkaApis answer it:
   SaslAuthenticate requests. Another mechanism gets UNSUPPORTED_SASL_MECHANISM with the enabled list,
   then the connection is closed.
 - a second SaslHandshake during the exchange: ILLEGAL_SASL_STATE, then the connection is closed.
-- after authentication, or on a PLAINTEXT/SSL listener: ILLEGAL_SASL_STATE (no re-authentication).
+- after authentication, or on a PLAINTEXT/SSL listener: ILLEGAL_SASL_STATE; but on a connection whose
+  session has a lifetime (connections.max.reauth.ms, an OAUTHBEARER token) it starts a re-authentication
+  (KIP-368, mockbroker/security/sasl.py), at most once a second.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ API_KEY = 17
 def handle_sasl_handshake(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     security = connection_security(ctx)
     sasl = security.sasl if security is not None else None
-    if sasl is None or sasl.user is not None:
+    if sasl is None or sasl.complete:
         return Msg(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
     from mockbroker.security.sasl import AuthState
 

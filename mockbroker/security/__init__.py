@@ -27,6 +27,7 @@ from mockbroker.security.protocols import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from mockbroker.security.authorizer import Authorizer
     from mockbroker.security.credentials import Credentials
     from mockbroker.security.oauth import OAuthConfig
     from mockbroker.security.sasl import Gate, SaslAuthenticator
@@ -73,6 +74,10 @@ class BrokerSecurity:
             raise ValueError(f"SASL mechanisms not served: {', '.join(unknown)} (served: {', '.join(SERVED_MECHANISMS)})")
         self.tls_config = tls
         self._tls: BrokerTls | None = None
+        # Kafka's authorizer.class.name (authorizer.py): None means every principal may do everything.
+        self.authorizer: Authorizer | None = None
+        # Kafka's connections.max.reauth.ms: 0 means a SASL session never expires (no re-authentication).
+        self.max_reauth_ms = 0
 
     @property
     def credentials(self) -> Credentials:
@@ -121,7 +126,8 @@ class BrokerSecurity:
         if uses_sasl(protocol):
             from mockbroker.security.sasl import SaslAuthenticator
 
-            authenticator = SaslAuthenticator(self.mechanisms, self.credentials, self.oauth, self.now_ms)
+            authenticator = SaslAuthenticator(self.mechanisms, self.credentials, self.oauth, self.now_ms,
+                                              self.max_reauth_ms)
         return ConnectionSecurity(listener.name, protocol, principal, authenticator, self.max_receive_before_auth)
 
 
@@ -152,6 +158,8 @@ class ConnectionSecurity:
         if self.sasl is None:
             return None
         verdict = self.sasl.gate(api_key, api_version)
+        if not self.sasl.complete:
+            self.settled = False  # (re-)authenticating: the connection checks each SASL step's outcome
         return None if verdict.serve else verdict
 
 

@@ -80,8 +80,8 @@ def _number(claims: dict[str, Any], name: str, required: bool) -> float | None:
     return float(value)
 
 
-def validate_claims(claims: dict[str, Any], config: OAuthConfig, now_ms: int) -> str:
-    """Kafka's checks of a token's claims; the principal name."""
+def validate_claims(claims: dict[str, Any], config: OAuthConfig, now_ms: int) -> tuple[str, int]:
+    """Kafka's checks of a token's claims; the principal name and when the token expires (ms)."""
     principal = claims.get(config.principal_claim)
     if not isinstance(principal, str) or not principal.strip():
         raise TokenInvalid(f"required claim missing or not a non-empty string: {config.principal_claim}")
@@ -100,11 +100,12 @@ def validate_claims(claims: dict[str, Any], config: OAuthConfig, now_ms: int) ->
         granted = set(scope.split()) if isinstance(scope, str) else set(scope) if isinstance(scope, list) else set()
         if not set(config.required_scopes) <= granted:
             raise TokenInvalid("required scope missing", scope=" ".join(config.required_scopes))
-    return principal
+    return principal, int(exp * 1000)
 
 
-def validate_unsecured(token: str, config: OAuthConfig, now_ms: int) -> str:
-    """An unsecured JWS (`header.claims.`, alg none), as Kafka's default validator; the principal."""
+def validate_unsecured(token: str, config: OAuthConfig, now_ms: int) -> tuple[str, int]:
+    """An unsecured JWS (`header.claims.`, alg none), as Kafka's default validator; the principal and
+    the token's expiry (ms)."""
     parts = token.split(".")
     if len(parts) != 3 or parts[2] != "":
         raise TokenInvalid("an unsecured JWS has 3 dot-separated parts, the last empty")
@@ -114,8 +115,8 @@ def validate_unsecured(token: str, config: OAuthConfig, now_ms: int) -> str:
     return validate_claims(_b64url_json(parts[1]), config, now_ms)
 
 
-def validate_signed(token: str, config: OAuthConfig, now_ms: int) -> str:
-    """A signed JWT verified with PyJWT against the configured keys; the principal."""
+def validate_signed(token: str, config: OAuthConfig, now_ms: int) -> tuple[str, int]:
+    """A signed JWT verified with PyJWT against the configured keys; the principal and its expiry (ms)."""
     import jwt
 
     last: Exception | None = None
@@ -143,6 +144,8 @@ class OAuthBearerServer:
         self.authorization_id: str | None = None
         self.extensions: dict[str, str] = {}
         self._error: str | None = None
+        # When the token expires (ms): KIP-368's credential lifetime, the session's longest life.
+        self.credential_expiry_ms: int | None = None
 
     def evaluate(self, token: bytes) -> bytes:
         if self.complete:
@@ -160,9 +163,9 @@ class OAuthBearerServer:
         self.extensions = pairs
         try:
             if self.config.keys:
-                principal = validate_signed(auth["token"], self.config, self.now_ms())
+                principal, expiry = validate_signed(auth["token"], self.config, self.now_ms())
             else:
-                principal = validate_unsecured(auth["token"], self.config, self.now_ms())
+                principal, expiry = validate_unsecured(auth["token"], self.config, self.now_ms())
         except TokenInvalid as exc:
             if exc.scope is not None:
                 self._error = json.dumps({"status": "insufficient_scope", "scope": exc.scope}, separators=(", ", ":"))
@@ -174,6 +177,7 @@ class OAuthBearerServer:
             raise SaslFailure(f"Authentication failed: Client requested an authorization id ({authzid}) that is "
                               f"different from the token's principal name ({principal})")
         self.authorization_id = principal
+        self.credential_expiry_ms = expiry
         self.complete = True
         return b""
 

@@ -14,7 +14,14 @@ Before COMPLETE only ApiVersions (once) and SaslHandshake are served; any other 
 connection. SaslHandshake v0 switches to raw tokens (each frame a bare SASL token, each answer a
 size-prefixed token: the framing of clients older than KIP-152); v1 to SaslAuthenticate requests. An
 unsupported mechanism or a failed authentication is answered, then the connection is closed.
-session_lifetime_ms is 0 (no re-authentication).
+
+Re-authentication (KIP-368), as Kafka's SaslServerAuthenticator and SocketServer run it: a completed
+authentication gets a session lifetime, answered as SaslAuthenticate v1+'s session_lifetime_ms:
+connections.max.reauth.ms, or for OAUTHBEARER the token's remaining lifetime capped by it (0: the
+session never expires). Once the session has expired, any request but a SaslHandshake closes the
+connection. A SaslHandshake on a connection with a session lifetime (at most one a second) starts
+the exchange again: same mechanism (another one fails at its SaslAuthenticate with Kafka's message),
+same principal ("Cannot change principals during re-authentication ..."), then a new session.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ API_VERSIONS = 18
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
 API_VERSIONS_MAX = 4
+MIN_REAUTH_INTERVAL_MS = 1000  # Kafka's KafkaChannel: at most one re-authentication a second
 
 
 class MechanismServer(Protocol):
@@ -172,15 +180,21 @@ class SaslAuthenticator:
     """One SASL connection's authentication state (Kafka's SaslServerAuthenticator, without I/O)."""
 
     def __init__(self, mechanisms: list[str], credentials: Credentials, oauth: OAuthConfig | None = None,
-                 now_ms: Callable[[], int] | None = None) -> None:
+                 now_ms: Callable[[], int] | None = None, max_reauth_ms: int = 0) -> None:
         self.mechanisms = list(mechanisms)
         self.credentials = credentials
         self.oauth = oauth
-        self.now_ms = now_ms
+        self.now_ms = now_ms or _wall_clock_ms
+        self.max_reauth_ms = max_reauth_ms  # connections.max.reauth.ms (0: none)
         self.state = AuthState.HANDSHAKE_OR_VERSIONS
         self.raw_tokens = False  # SaslHandshake v0: the tokens come as bare frames
         self.server: MechanismServer | None = None
         self.user: str | None = None
+        self.session_expires_ms: int | None = None  # broker clock; None: the session never expires
+        self.session_lifetime_ms = 0  # what the last completed authentication answered
+        self.reauthenticating: tuple[str, str] | None = None  # (mechanism, user) of the session being renewed
+        self._reauth_started_ms: int | None = None
+        self._bad_mechanism: str | None = None  # re-authentication asked for another mechanism
 
     @property
     def expects_raw_token(self) -> bool:
@@ -194,6 +208,11 @@ class SaslAuthenticator:
         """May a request of this API key be served now? Moves past the ApiVersions step."""
         state = self.state
         if state is AuthState.COMPLETE:
+            if api_key == SASL_HANDSHAKE and self._may_reauthenticate():
+                self._begin_reauthentication()
+                return SERVE
+            if self.session_expired:
+                return Gate(False, "the SASL session expired (connections.max.reauth.ms / token lifetime)")
             return SERVE
         if state is AuthState.FAILED:
             return Gate(False, "authentication failed")
@@ -209,6 +228,27 @@ class SaslAuthenticator:
             return SERVE
         return Gate(False, f"unexpected request (API key {api_key}) during SASL handshake")
 
+    @property
+    def complete(self) -> bool:
+        return self.state is AuthState.COMPLETE
+
+    @property
+    def session_expired(self) -> bool:
+        return self.session_expires_ms is not None and self.now_ms() > self.session_expires_ms
+
+    def _may_reauthenticate(self) -> bool:
+        """KafkaChannel.maybeBeginServerReauthentication: a session that expires, not renewed within a second."""
+        if self.session_expires_ms is None or self.server is None or self.user is None:
+            return False
+        now = self.now_ms()
+        return self._reauth_started_ms is None or now - self._reauth_started_ms >= MIN_REAUTH_INTERVAL_MS
+
+    def _begin_reauthentication(self) -> None:
+        assert self.server is not None and self.user is not None
+        self.reauthenticating = (self.server.mechanism, self.user)
+        self._reauth_started_ms = self.now_ms()
+        self.state = AuthState.HANDSHAKE
+
     def handshake(self, mechanism: str, version: int) -> bool:
         """SaslHandshake: True if the mechanism is enabled (then AUTHENTICATE), else FAILED."""
         if self.state is AuthState.AUTHENTICATE:
@@ -217,6 +257,9 @@ class SaslAuthenticator:
         if mechanism not in self.mechanisms:
             self.state = AuthState.FAILED
             return False
+        if self.reauthenticating is not None and mechanism != self.reauthenticating[0]:
+            self._bad_mechanism = (f"SASL mechanism '{mechanism}' requested by client is not supported for "
+                                   f"re-authentication of mechanism '{self.reauthenticating[0]}'")
         self.server = mechanism_server(mechanism, self.credentials, self.oauth, self.now_ms)
         self.raw_tokens = version == 0
         self.state = AuthState.AUTHENTICATE
@@ -227,12 +270,32 @@ class SaslAuthenticator:
         if self.state is not AuthState.AUTHENTICATE or self.server is None:
             self.state = AuthState.FAILED
             raise SaslFailure("Unexpected SASL token")
+        if self._bad_mechanism is not None:
+            self.state = AuthState.FAILED
+            raise SaslFailure(self._bad_mechanism)
         try:
             reply = self.server.evaluate(token)
         except SaslFailure:
             self.state = AuthState.FAILED
             raise
         if self.server.complete:
-            self.user = self.server.authorization_id
+            user = self.server.authorization_id
+            if self.reauthenticating is not None and user != self.reauthenticating[1]:
+                self.state = AuthState.FAILED
+                raise SaslFailure(f"Cannot change principals during re-authentication from "
+                                  f"User.{self.reauthenticating[1]}: User.{user}")
+            self.user = user
+            self.reauthenticating = None
+            self._start_session()
             self.state = AuthState.COMPLETE
         return reply
+
+    def _start_session(self) -> None:
+        """The new session's lifetime (SaslServerAuthenticator.calcCompletionTimesAndReturnSessionLifetimeMs)."""
+        now = self.now_ms()
+        credential_expiry = getattr(self.server, "credential_expiry_ms", None)
+        lifetimes = [] if credential_expiry is None else [max(0, credential_expiry - now)]
+        if self.max_reauth_ms > 0:
+            lifetimes.append(self.max_reauth_ms)
+        self.session_lifetime_ms = min(lifetimes) if lifetimes else 0
+        self.session_expires_ms = now + self.session_lifetime_ms if lifetimes else None

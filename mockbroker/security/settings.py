@@ -1,6 +1,7 @@
 """A broker's listener security from MockBroker's arguments and Kafka's setting names
 (listener.security.protocol.map, sasl.enabled.mechanisms, ssl.*, connections.failed.authentication.delay.ms,
-sasl.server.max.receive.size): what `MockBroker(config=...)` and the Kafka images' environment give."""
+sasl.server.max.receive.size, connections.max.reauth.ms, authorizer.class.name, super.users,
+allow.everyone.if.no.acl.found): what `MockBroker(config=...)` and the Kafka images' environment give."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ from mockbroker.security import BrokerSecurity, resolve_protocols
 from mockbroker.security.protocols import parse_protocol_map
 
 if TYPE_CHECKING:
+    from mockbroker.security.authorizer import Authorizer
     from mockbroker.security.oauth import OAuthConfig
     from mockbroker.security.tls import TlsConfig
     from mockbroker.state.cluster import Listener
 
 
 def security_from_settings(listeners: list[Listener], settings: dict[str, Any], mechanisms: list[str] | None,
-                           tls: TlsConfig | None, oauth: OAuthConfig | None) -> BrokerSecurity:
+                           tls: TlsConfig | None, oauth: OAuthConfig | None, acls: bool | None = None,
+                           super_users: list[str] | None = None) -> BrokerSecurity:
     """Listener protocols, SASL mechanisms and TLS from the arguments and Kafka's setting names."""
     protocol_map = settings.get("listener.security.protocol.map")
     resolve_protocols(listeners, parse_protocol_map(str(protocol_map)) if protocol_map else None)
@@ -28,7 +31,24 @@ def security_from_settings(listeners: list[Listener], settings: dict[str, Any], 
     security = BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls, failed_authentication_delay_ms=delay,
                               oauth=oauth)
     security.max_receive_before_auth = int(settings.get("sasl.server.max.receive.size", 524288))
+    security.max_reauth_ms = int(settings.get("connections.max.reauth.ms", 0))
+    security.authorizer = authorizer_from_settings(settings, acls, super_users)
     return security
+
+
+def authorizer_from_settings(settings: dict[str, Any], acls: bool | None,
+                             super_users: list[str] | None) -> Authorizer | None:
+    """The authorizer when one is on: authorizer.class.name set (Kafka's StandardAuthorizer is the one
+    served, whatever the name), acls=True or super_users given; super.users and
+    allow.everyone.if.no.acl.found (false by default) as Kafka reads them."""
+    named = bool(str(settings.get("authorizer.class.name") or "").strip())
+    if acls is False or not (acls or named or super_users):
+        return None
+    from mockbroker.security.authorizer import Authorizer, parse_super_users
+
+    allow = str(settings.get("allow.everyone.if.no.acl.found", "false")).strip().lower() == "true"
+    users = parse_super_users(settings.get("super.users")) | parse_super_users(super_users)
+    return Authorizer(super_users=users, allow_everyone_if_no_acl_found=allow)
 
 
 def tls_from_settings(settings: dict[str, Any]) -> TlsConfig:

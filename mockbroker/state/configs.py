@@ -117,6 +117,12 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("log.retention.check.interval.ms", ConfigType.LONG, 300000),
         ConfigDef("max.incremental.fetch.session.cache.slots", ConfigType.INT, 1000),
         ConfigDef("connections.max.idle.ms", ConfigType.LONG, 600000),
+        # Security (mockbroker/security: read when the broker starts): KIP-368 re-authentication, the
+        # authorizer and its settings.
+        ConfigDef("connections.max.reauth.ms", ConfigType.LONG, 0),
+        ConfigDef("authorizer.class.name", ConfigType.STRING, ""),
+        ConfigDef("super.users", ConfigType.STRING, ""),
+        ConfigDef("allow.everyone.if.no.acl.found", ConfigType.BOOLEAN, False),
         # Not Kafka's: the most record bytes the broker holds (state/cluster.py make_room); -1: no bound.
         ConfigDef("mockbroker.max.log.bytes", ConfigType.LONG, -1),
         # Replication (state/replicas.py, leadership.py, reassignments.py).

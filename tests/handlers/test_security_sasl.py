@@ -29,11 +29,12 @@ def handshake(c: RawClient, mechanism: str, version: int = 1) -> None:
     assert resp.mechanisms == ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 
 
-def authenticate(c: RawClient, token: bytes, version: int = 2) -> bytes:
+def authenticate(c: RawClient, token: bytes, version: int = 2, lifetime_ms: int | None = 0) -> bytes:
+    """One SaslAuthenticate that must succeed; v1+ answers session_lifetime_ms (None: not checked)."""
     resp = c.request(SASL_AUTHENTICATE, version, {"auth_bytes": token})
     assert resp.error_code == ErrorCode.NONE, resp
-    if version >= 1:
-        assert resp.session_lifetime_ms == 0
+    if version >= 1 and lifetime_ms is not None:
+        assert resp.session_lifetime_ms == lifetime_ms
     return bytes(resp.auth_bytes)
 
 
@@ -267,7 +268,11 @@ def test_oauthbearer_unsecured_token_logs_in_as_its_subject(mockbroker: MockBrok
         resp = c.request(SASL_HANDSHAKE, 1, {"mechanism": "OAUTHBEARER"})
         assert (resp.error_code, resp.mechanisms) == (ErrorCode.NONE, ["OAUTHBEARER", "PLAIN"])
         now_s = mockbroker.clock.now_ms() / 1000
-        assert authenticate(c, oauth_first(unsecured_token("svc-orders", now_s=now_s))) == b""
+        token = oauth_first(unsecured_token("svc-orders", now_s=now_s))
+        resp = c.request(SASL_AUTHENTICATE, 2, {"auth_bytes": token})
+        assert (resp.error_code, bytes(resp.auth_bytes)) == (ErrorCode.NONE, b"")
+        # KIP-368: the session lasts as long as the token (an hour), as Kafka answers it.
+        assert 3_500_000 < resp.session_lifetime_ms <= 3_600_000
         assert c.request(METADATA, 12, {"topics": None}).brokers
     assert mockbroker.received(METADATA)[-1].principal == "User:svc-orders"
 

@@ -111,6 +111,9 @@ final class AdminOps {
             case "alterPartitionReassignments" -> ClusterAdminOps.alterReassignments(admin, timeout, op, out);
             case "listPartitionReassignments" -> ClusterAdminOps.listReassignments(admin, timeout, op, out);
             case "describeLogDirs" -> ClusterAdminOps.describeLogDirs(admin, timeout, op, out);
+            case "createAcls" -> AclOps.create(admin, timeout, op, out);
+            case "describeAcls" -> AclOps.describe(admin, timeout, op, out);
+            case "deleteAcls" -> AclOps.delete(admin, timeout, op, out);
             default -> throw new IllegalArgumentException("unknown admin op " + name);
         }
     }

@@ -110,6 +110,7 @@ public final class KafkaHarness {
                           delete?: [{user, mechanism}]}; describeUserScramCredentials {users?};
                         electLeaders, alterPartitionReassignments, listPartitionReassignments,
                           describeLogDirs (ClusterAdminOps.java)
+                        createAcls {acls}; describeAcls {filter?}; deleteAcls {filters} (AclOps.java)
               batch     {records, compression?="none", base_offset?, producer_id?, producer_epoch?,
                          base_sequence?, transactional?, timestamp_type?, partition_leader_epoch?}
                         builds a v2 RecordBatch with the client's own code, no broker:

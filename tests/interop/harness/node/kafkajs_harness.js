@@ -472,6 +472,8 @@ async function consume(a) {
     readUncommitted: a.read_committed === false,
     ...(a.consumer || {}),
   })
+  // A consumer that crashes (a non-retriable error such as GROUP_AUTHORIZATION_FAILED) says why.
+  consumer.on(consumer.events.CRASH, event => emit(errorFields(event.payload.error, { type: 'crash' })))
   let count = 0
   let stopped = null
   let lastRecordAt = Date.now()

@@ -1,0 +1,97 @@
+"""What every API's authorization check uses: the principal's access, and the registry of checks.
+
+`Access` asks the cluster's authorizer (mockbroker/security/authorizer.py) about one request's
+principal and client host. A check is `check(access, header, request, call) -> result`: it answers
+refused parts of the request itself, calls the handler (`call(request)`) with the part it may serve,
+and edits the handler's response (`then`), so handlers stay as they are.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from mockbroker.dispatch import HandlerResult
+from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.messages import Msg
+from mockbroker.security.acls import CLUSTER_NAME, AclOperation, ResourceType
+from mockbroker.security.authorizer import Authorizer
+
+NOT_REQUESTED = -2147483648  # the authorized-operations fields' "not asked for"
+Call = Callable[[Msg], HandlerResult]
+
+
+class Access:
+    """One request's principal and host, and what the authorizer lets them do."""
+
+    def __init__(self, authorizer: Authorizer, principal: str, host: str, cluster: Any) -> None:
+        self.authorizer = authorizer
+        self.principal = principal
+        self.host = host
+        self.cluster = cluster  # state.cluster.Cluster: topic ids -> names, auto-creation settings
+
+    def may(self, op: AclOperation, rtype: ResourceType, name: str | None) -> bool:
+        return self.authorizer.authorize(self.principal, self.host, op, rtype, name or "")
+
+    def on_cluster(self, op: AclOperation) -> bool:
+        return self.may(op, ResourceType.CLUSTER, CLUSTER_NAME)
+
+    def topics(self, op: AclOperation, names: Iterable[str | None]) -> set[str | None]:
+        """The names among `names` the principal may perform `op` on."""
+        return {name for name in set(names) if self.may(op, ResourceType.TOPIC, name)}
+
+    def on_any(self, op: AclOperation, rtype: ResourceType) -> bool:
+        return self.authorizer.authorize_by_resource_type(self.principal, self.host, op, rtype)
+
+    def operations(self, rtype: ResourceType, name: str) -> int:
+        return self.authorizer.authorized_operations(self.principal, self.host, rtype, name)
+
+
+Check = Callable[[Access, RequestHeader, Msg, Call], HandlerResult]
+CHECKS: dict[int, Check] = {}
+
+
+def check(*api_keys: int) -> Callable[[Check], Check]:
+    """Register the decorated function as the authorization check of these API keys."""
+
+    def register(fn: Check) -> Check:
+        for key in api_keys:
+            CHECKS[key] = fn
+        return fn
+
+    return register
+
+
+def then(result: HandlerResult, edit: Callable[[Msg], Any]) -> HandlerResult:
+    """Apply `edit` to the handler's response (in place), now or once an awaited one arrives."""
+    if inspect.isawaitable(result):
+        pending = result
+
+        async def later() -> Any:
+            response = await pending  # type: ignore[union-attr]
+            if isinstance(response, dict):
+                edit(response)  # type: ignore[arg-type]
+            return response
+
+        return later()
+    if isinstance(result, dict):
+        edit(result)  # type: ignore[arg-type]
+    return result
+
+
+def with_list(req: Msg, field: str, items: list[Any]) -> Msg:
+    """A copy of the request with one list field replaced (the request itself is left as it came)."""
+    out = Msg(req)
+    out[field] = items
+    return out
+
+
+def extend(field: str, items: list[Any]) -> Callable[[Msg], None]:
+    """An edit that appends the refused entries to a list of the response."""
+
+    def edit(response: Msg) -> None:
+        if items:
+            response[field] = list(response.get(field) or []) + items
+
+    return edit
