@@ -115,8 +115,10 @@ def test_java_member_past_max_poll_interval_leaves_and_rejoins_on_its_next_poll(
     """Kafka's PlaintextConsumerPollTest.testMaxPollIntervalMs with two members: the one that stops polling
     (max.poll.interval.ms=3000) leaves the group from its heartbeat thread (LeaveGroup; KIP-848: a heartbeat
     with member epoch -1), the other gets every partition and reads what is produced meanwhile; the next
-    poll rejoins and the partitions are shared again."""
-    broker = mockbroker_factory(config=dict(SUITE_CONFIG))
+    poll rejoins and the partitions are shared again. The broker clock is frozen (so no initial delay), so
+    no session or rebalance timeout can remove the stalled member: only its leaving does."""
+    broker = mockbroker_factory(config={**SUITE_CONFIG, "group.initial.rebalance.delay.ms": 0},
+                                clock=Clock(frozen=True))
     topic, group = "jmaxpoll", f"jmaxpoll-{protocol}"
     broker.create_topic(topic, 2)
     stall = tmp_path / "stall"

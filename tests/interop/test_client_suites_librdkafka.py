@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from mockbroker.clock import Clock
 from mockbroker.server import MockBroker
 from tests.interop.test_groups_python import wait_until
 
@@ -24,6 +25,8 @@ ck = pytest.importorskip("confluent_kafka")
 
 SUITE_CONFIG = {"num.partitions": 3, "group.consumer.heartbeat.interval.ms": 500}
 SETTLE_S = 60.0
+SESSION_S = 45.0  # group.consumer.session.timeout.ms, Kafka's default
+CONSUMER_GROUP_HEARTBEAT = 68
 PROTOCOLS: dict[str, dict[str, Any]] = {"classic": {"group.protocol": "classic", "session.timeout.ms": 6000, "heartbeat.interval.ms": 500},
              "consumer": {"group.protocol": "consumer"}}
 
@@ -83,6 +86,26 @@ def owned(broker: MockBroker, group: str) -> dict[str, set[tuple[str, int]]]:
     return {m.client_id: {(t, p) for t, ps in (m.assignment or {}).items() for p in ps} for m in g.members}
 
 
+def heartbeats_after_last_of(broker: MockBroker, quiet: str, busy: str) -> int:
+    """How many KIP-848 heartbeats `busy` sent after the last one of `quiet`."""
+    senders = [r.client_id for r in broker.received(CONSUMER_GROUP_HEARTBEAT)]
+    last = max((i for i, c in enumerate(senders) if c == quiet), default=-1)
+    return senders[last + 1:].count(busy)
+
+
+def advance_past_session(broker: MockBroker, clock: Clock, survivor: str, session_s: float) -> None:
+    """Move the broker clock past one session timeout in steps of a third of it, waiting after each step
+    for a heartbeat of the survivor (so only a member that stopped heartbeating expires)."""
+    for _ in range(4):
+        clock.advance(session_s / 3)
+        now = clock.now_ms()
+        wait_until(partial(heartbeated_at, broker, survivor, now), SETTLE_S, f"a heartbeat of {survivor}")
+
+
+def heartbeated_at(broker: MockBroker, client_id: str, now_ms: int) -> bool:
+    return any(r.client_id == client_id and r.time_ms >= now_ms for r in broker.received(CONSUMER_GROUP_HEARTBEAT))
+
+
 def owns(broker: MockBroker, group: str, want: dict[str, set[tuple[str, int]]]) -> bool:
     return owned(broker, group) == want
 
@@ -119,8 +142,11 @@ def test_librdkafka_member_past_max_poll_interval_leaves_and_rejoins_on_its_next
         mockbroker_factory: Callable[..., MockBroker], protocol: str) -> None:
     """The member that stops polling (max.poll.interval.ms=6000, librdkafka's floor being the session
     timeout) leaves the group from librdkafka's own thread; the other gets every partition and reads what
-    is produced meanwhile; the next poll reports the exceeded interval and rejoins."""
-    broker = mockbroker_factory(config=dict(SUITE_CONFIG))
+    is produced meanwhile (KIP-848: after its session timeout, see below); the next poll reports the exceeded interval and rejoins. The broker clock is
+    frozen (so no initial delay), so no session or rebalance timeout can remove the stalled member: only
+    its leaving does."""
+    clock = Clock(frozen=True)
+    broker = mockbroker_factory(config={**SUITE_CONFIG, "group.initial.rebalance.delay.ms": 0}, clock=clock)
     topic, group = f"lrd-maxpoll-{protocol}", f"lrd-maxpoll-{protocol}"
     broker.create_topic(topic, 2)
     everything = {(topic, 0), (topic, 1)}
@@ -130,6 +156,13 @@ def test_librdkafka_member_past_max_poll_interval_leaves_and_rejoins_on_its_next
         wait_until(lambda: len(owned(broker, group)) == 2 and all(owned(broker, group).values()), SETTLE_S,
                    f"both members to own a partition (now {owned(broker, group)})", 0.1)
         stuck.stalled.set()
+        if protocol == "consumer":
+            # librdkafka's KIP-848 member past max.poll.interval.ms stops heartbeating and sends its leave
+            # heartbeat only when the application polls again: until then only its session timeout (on
+            # the broker clock, moved in steps while the other member heartbeats) removes it, on Kafka too.
+            wait_until(lambda: heartbeats_after_last_of(broker, "stuck", "other") >= 4, SETTLE_S,
+                       "the stalled member to stop heartbeating")
+            advance_past_session(broker, clock, "other", SESSION_S)
         wait_until(lambda: owned(broker, group) == {"other": everything}, SETTLE_S,
                    f"the stalled member to leave and the other to own everything (now {owned(broker, group)})", 0.1)
         produce(broker, topic, ["p0-while-stalled"], partition=0)
