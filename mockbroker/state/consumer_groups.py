@@ -4,7 +4,8 @@ As Kafka's GroupMetadataManager.consumerGroupHeartbeat does, one heartbeat:
 1. validates the request and the member's epoch (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, static
    members: UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID);
 2. updates the member; a changed subscription (names or regex), or changed metadata of the subscribed
-   topics (a topic created, deleted, grown), bumps the group epoch;
+   topics (a topic created, deleted, grown), bumps the group epoch, and so does a new group's first
+   heartbeat (epoch 0 -> 1, also when the member subscribes to nothing yet);
 3. when the group epoch is ahead of the target assignment epoch, runs the assignor (the one most members
    ask for with `server_assignor`, else the first of group.consumer.assignors: uniform) for a new target;
 4. reconciles the member towards its target (Kafka's CurrentAssignmentBuilder): partitions it must give
@@ -335,7 +336,10 @@ class ConsumerGroup:
                                     else member.subscribed_topic_regex),
             client_id=client_id, client_host=client_host,
         )
-        bump = (sorted(updated.subscribed_topic_names) != sorted(member.subscribed_topic_names)
+        # A new group moves away from epoch 0 on its first heartbeat, whatever the subscription (Kafka 4):
+        # a member that joins with nothing to subscribe to yet gets epoch 1, a real member epoch.
+        bump = (self.group_epoch == 0
+                or sorted(updated.subscribed_topic_names) != sorted(member.subscribed_topic_names)
                 or (updated.subscribed_topic_regex or None) != (member.subscribed_topic_regex or None))
 
         view = dict(self.members)

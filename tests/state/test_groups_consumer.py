@@ -33,6 +33,19 @@ def test_first_member_gets_every_partition_at_epoch_one() -> None:
     assert (g.group_epoch, g.assignment_epoch, g.state) == (1, 1, ConsumerState.STABLE)
 
 
+def test_member_joining_a_new_group_with_nothing_subscribed_yet_gets_epoch_one() -> None:
+    """Kafka 4 bumps a new group away from epoch 0 on its first heartbeat: a member whose pattern matches
+    no topic yet (the Java client's subscribe(Pattern) sends SubscribedTopicNames=[]) is at epoch 1, and a
+    matching topic created later reaches it through the next subscription change."""
+    env = GroupEnv()
+    r = env.cg("g", "m1", 0, topics=[])
+    assert (r.error_code, r.member_epoch, parts(r.assignment)) == (0, 1, [])
+    assert (group(env).group_epoch, group(env).state) == (1, ConsumerState.STABLE)
+    env.topic("pattern-1", 2)
+    r = env.cg("g", "m1", 1, topics=["pattern-1"], owned=[])
+    assert (r.member_epoch, parts(r.assignment)) == (2, [0, 1])
+
+
 def test_v0_join_without_a_member_id_gets_one_from_the_broker() -> None:
     env = GroupEnv()
     env.topic("t", 1)

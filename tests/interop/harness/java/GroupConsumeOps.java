@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -18,6 +19,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 
@@ -29,13 +31,19 @@ import org.apache.kafka.common.TopicPartition;
  * partitions go to another member. Rebalance callbacks are printed as they happen.
  *
  * <pre>
- * group-consume {topic | topics, group_id (or config group.id),
+ * group-consume {topic | topics | pattern | subscription_pattern, group_id (or config group.id),
  *                max_records?      stop once this member printed this many records
  *                idle_ms?          stop when no record came for this long (after the first assignment)
  *                stop_after_ms?=60000   stop after this long
  *                stop_file?        stop as soon as this file exists (the test's switch)
+ *                stall_file?       while this file exists, do not call poll (a stuck application;
+ *                                  the heartbeat thread goes on, max.poll.interval.ms runs out)
  *                poll_ms?=100, config?}
+ * pattern subscribes with a java.util.regex Pattern (matched by the client against the topics in
+ * its metadata); subscription_pattern with a SubscriptionPattern (RE2J, matched by the broker: only
+ * for group.protocol=consumer).
  * -> started {group_id, protocol}; assigned|revoked|lost {partitions, at_ms};
+ *    stalled {at_ms} / resumed {at_ms} (stall_file appearing / going away);
  *    record {topic,partition,offset,key,value,...}; committed {offsets, where: poll|revoked|close};
  *    commit_error {offsets, where, error, ...};
  *    done {count, stopped: max_records|idle|stop_after_ms|stop_file, assignment, generation, member_id}
@@ -73,7 +81,7 @@ final class GroupConsumeOps {
             Json.emit(Json.obj("type", "started", "group_id", p.get("group.id"),
                     "protocol", p.getOrDefault("group.protocol", "classic")));
             int[] counted = new int[1];
-            stopped = ops.loop(a, KafkaHarness.topics(a), counted);
+            stopped = ops.loop(a, counted);
             count = counted[0];
             ops.commitPending(null, "close");
         } catch (RuntimeException e) {
@@ -92,14 +100,15 @@ final class GroupConsumeOps {
         return System.currentTimeMillis() - start;
     }
 
-    private String loop(JsonObject a, java.util.List<String> topics, int[] count) {
+    private String loop(JsonObject a, int[] count) {
         Integer maxRecords = Json.integer(a, "max_records", null);
         Long idleMs = Json.lng(a, "idle_ms", null);
         long stopAfter = Json.lng(a, "stop_after_ms", 60_000L);
         long pollMs = Json.lng(a, "poll_ms", 100L);
         Path stopFile = Json.has(a, "stop_file") ? Path.of(Json.str(a, "stop_file", null)) : null;
+        Path stallFile = Json.has(a, "stall_file") ? Path.of(Json.str(a, "stall_file", null)) : null;
 
-        consumer.subscribe(topics, new ConsumerRebalanceListener() {
+        ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
             @Override
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                 Json.emit(Json.obj("type", "revoked", "partitions", CtpOps.tps(partitions), "at_ms", atMs()));
@@ -117,7 +126,15 @@ final class GroupConsumeOps {
                 Json.emit(Json.obj("type", "lost", "partitions", CtpOps.tps(partitions), "at_ms", atMs()));
                 partitions.forEach(pending::remove);
             }
-        });
+        };
+        if (Json.has(a, "pattern")) {
+            consumer.subscribe(Pattern.compile(Json.str(a, "pattern", null)), listener);
+        } else if (Json.has(a, "subscription_pattern")) {
+            consumer.subscribe(new SubscriptionPattern(Json.str(a, "subscription_pattern", null)), listener);
+        } else {
+            consumer.subscribe(KafkaHarness.topics(a), listener);
+        }
+        boolean stalled = false;
         long lastRecordAt = System.currentTimeMillis();
         while (true) {
             if (maxRecords != null && count[0] >= maxRecords) {
@@ -129,6 +146,18 @@ final class GroupConsumeOps {
             long now = System.currentTimeMillis();
             if (now - start >= stopAfter) {
                 return "stop_after_ms";
+            }
+            if (stallFile != null && Files.exists(stallFile)) {
+                if (!stalled) {
+                    stalled = true;
+                    Json.emit(Json.obj("type", "stalled", "at_ms", atMs()));
+                }
+                sleep(20);
+                lastRecordAt = System.currentTimeMillis();
+                continue;
+            } else if (stalled) {
+                stalled = false;
+                Json.emit(Json.obj("type", "resumed", "at_ms", atMs()));
             }
             if (!everAssigned) {
                 lastRecordAt = now;
@@ -148,6 +177,15 @@ final class GroupConsumeOps {
                 lastRecordAt = System.currentTimeMillis();
             }
             commitPending(null, "poll");
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KafkaException(e);
         }
     }
 
