@@ -213,6 +213,21 @@ def test_an_ongoing_transaction_is_resumed_and_aborted_after_its_timeout(tmp_pat
     assert b3.node.aborted_transactions(part(b3, "t"), 0, 3) == [(pid, 0)]
 
 
+def test_the_producer_of_a_resumed_transaction_may_go_on_and_commit_it(tmp_path: Path) -> None:
+    b1 = start(tmp_path)
+    b1.create_topic("t", 2)
+    pid, epoch = open_transaction(b1, "tx", "t")
+    b2 = restart(tmp_path, b1)
+    tc = b2.txn_coordinator
+    tc.add_partitions("tx", pid, epoch, [("t", 1)])
+    produce(b2, "t", b"more", partition=1, pid=pid, epoch=epoch, seq=0, txn=True)
+    tc.end_txn("tx", pid, epoch, commit=True)
+    [info] = b2.transactions()
+    assert (info.state, info.producer_epoch) == ("CompleteCommit", epoch)
+    assert b2.offsets("t", 0)["last_stable_offset"] == 2 and b2.offsets("t", 1)["last_stable_offset"] == 2
+    assert b2.node.aborted_transactions(part(b2, "t"), 0, 2) == []
+
+
 def test_a_transaction_left_in_prepare_commit_completes_at_load(tmp_path: Path) -> None:
     b1 = start(tmp_path)
     b1.create_topic("t")
