@@ -161,3 +161,47 @@ def test_confluent_producer_reinitialising_after_a_restart_fences_its_open_trans
         p2.commit_transaction(30)
         assert consume(bootstrap, "t", "rc", 1, committed_only=True, extra_wait_s=1) == [b"new"]
         assert b2.offsets("t")["last_stable_offset"] == b2.offsets("t")["high_watermark"]
+
+
+def test_confluent_group_member_running_across_a_restart_keeps_its_generation_and_assignment(
+        tmp_path: Path) -> None:
+    from confluent_kafka import Consumer
+
+    port = free_port()
+    bootstrap = f"127.0.0.1:{port}"
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "live", "auto.offset.reset": "earliest",
+                  "enable.auto.commit": False, "session.timeout.ms": 30_000, "heartbeat.interval.ms": 500,
+                  "reconnect.backoff.max.ms": 200})
+    got: list[bytes] = []
+
+    def poll_until(count: int) -> None:
+        deadline = time.monotonic() + 60
+        while len(got) < count and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None and m.error() is None:
+                got.append(m.value() or b"")
+                c.commit(m, asynchronous=False)
+
+    try:
+        with MockBroker(port=port, data_dir=tmp_path, config=FAST_GROUPS).run_in_thread() as b1:
+            b1.create_topic("t", 1)
+            produce_plain(bootstrap, "t", [b"v%d" % i for i in range(5)])
+            c.subscribe(["t"])
+            poll_until(5)
+            wait_for(lambda: b1.committed("live") == {("t", 0): 5}, "the commits")
+            [before] = b1.groups()
+            assert before.state == "Stable"
+        with MockBroker(port=port, data_dir=tmp_path, config=FAST_GROUPS).run_in_thread() as b2:
+            [loaded] = b2.groups()
+            assert (loaded.state, loaded.generation_or_epoch, [m.member_id for m in loaded.members]) == \
+                ("Stable", before.generation_or_epoch, [m.member_id for m in before.members])
+            produce_plain(bootstrap, "t", [b"w%d" % i for i in range(5)])
+            poll_until(10)
+            assert got == [b"v%d" % i for i in range(5)] + [b"w%d" % i for i in range(5)]
+            wait_for(lambda: b2.committed("live") == {("t", 0): 10}, "the commits after the restart")
+            # the member heartbeated in its generation: no rebalance was needed
+            [after] = b2.groups()
+            assert (after.state, after.generation_or_epoch, after.members[0].member_id) == \
+                ("Stable", before.generation_or_epoch, before.members[0].member_id)
+    finally:
+        c.close()
