@@ -286,3 +286,20 @@ def test_a_broker_without_internal_topics_loads_nothing(tmp_path: Path) -> None:
     b2 = restart(tmp_path, b1)
     assert b2.transactions() == [] and not b2.node.group_coordinator_started
     assert "__consumer_offsets" not in b2.topics()
+
+
+def test_a_cluster_in_one_process_loads_its_shared_coordinators(tmp_path: Path) -> None:
+    b1 = open_broker(tmp_path, brokers=3, clock=Clock(start_ms=T0, frozen=True))
+    b1.create_topic("t", 1)
+    commit(b1, "g", "t", 0, 5)
+    pid, epoch = open_transaction(b1, "tx", "t")
+    assert b1.storage is not None
+    b1.storage.close()
+    b2 = open_broker(tmp_path, brokers=3, clock=Clock(start_ms=T0, frozen=True))
+    assert b2.committed("g") == {("t", 0): 5}
+    assert [(i.state, i.producer_id) for i in b2.transactions()] == [("Ongoing", pid)]
+    # every node serves the same coordinators: the one leading the keys' partitions answers for them
+    assert all(n.group_coordinator is b2.node.group_coordinator for n in b2.nodes.values())
+    advance(b2, 60_001)
+    assert [(i.state, i.producer_epoch) for i in b2.transactions()] == [("CompleteAbort", epoch + 2)]
+    assert b2.offsets("t")["last_stable_offset"] == 2
