@@ -185,7 +185,7 @@ class MockBroker(NodeControl):
         self.storage = None if data_dir is None else open_storage(
             data_dir, self.cluster, node_ids, cluster_id_given=cluster_id is not None,
             aborted_index=lambda: self.node.txn_coordinator.aborted)
-        load_coordinators(self.cluster, lambda: self.node.group_coordinator, self.node.txn_coordinator)
+        load_coordinators(self.cluster, lambda: self.node.group_coordinator, self.node.txn_coordinator, log.warning)
         self.faults = Faults()
         self.requests = RequestRecord()
         self.node_latency_ms: dict[int, int] = {}  # set_latency (mockbroker/node_control.py)

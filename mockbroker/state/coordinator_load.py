@@ -19,15 +19,19 @@ What comes back, as in Kafka:
   epoch the __transaction_state partition has now (storage bumps it on load), as Kafka's coordinator epoch.
 
 Loading writes nothing back to the internal topics (the listeners are off while state is rebuilt); what
-happens after it (timeouts, completions) is logged as usual. No I/O.
+happens after it (timeouts, completions) is logged as usual. Record types this broker does not write
+(KIP-848 and share-group records) are skipped, as Kafka's loader skips unknown record types; a record
+that does not decode (a log written by something else) is skipped and told to `warn`, and the rest
+loads, so the broker starts and serves every other key. No I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from mockbroker.protocol.coordinator_records import GroupMetadataValue
+from mockbroker.protocol.errors import DecodeError
 from mockbroker.state.classic_group import ClassicGroup
 from mockbroker.state.classic_members import ClassicMember
 from mockbroker.state.coordinator_replay import (
@@ -45,18 +49,45 @@ if TYPE_CHECKING:
     from mockbroker.state.txn import TxnCoordinator
 
 
-def load_coordinators(cluster: Cluster, groups: Callable[[], GroupCoordinator], txns: TxnCoordinator) -> None:
+Record = tuple[bytes | None, bytes | None]
+Warn = Callable[[str], None]
+
+
+def load_coordinators(cluster: Cluster, groups: Callable[[], GroupCoordinator], txns: TxnCoordinator,
+                      warn: Warn = lambda _message: None) -> None:
     """Rebuild the group coordinator (made by `groups()` only when __consumer_offsets exists) and the
     transaction coordinator from the internal topics the cluster loaded; nothing when they are absent."""
     offsets_topic = cluster.topic(OFFSETS_TOPIC)
     if offsets_topic is not None:
-        load_groups(groups(), list(topic_records(offsets_topic)))
+        load_groups(groups(), readable(topic_records(offsets_topic), OFFSETS_TOPIC, _check_offsets_record, warn))
     txn_topic = cluster.topic(TXN_TOPIC)
     if txn_topic is not None:
-        load_transactions(txns, list(topic_records(txn_topic)))
+        load_transactions(txns, readable(topic_records(txn_topic), TXN_TOPIC, _check_txn_record, warn))
 
 
-def load_groups(coordinator: GroupCoordinator, records: list[tuple[bytes | None, bytes | None]]) -> None:
+def _check_offsets_record(record: Record) -> None:
+    replay_offsets([record])
+    replay_group_metadata([record])
+
+
+def _check_txn_record(record: Record) -> None:
+    replay_transactions([record])
+
+
+def readable(records: Iterable[Record], topic: str, check: Callable[[Record], None], warn: Warn) -> list[Record]:
+    """The records that decode; each other one is told to `warn` and left out."""
+    out = []
+    for record in records:
+        try:
+            check(record)
+        except (DecodeError, KeyError, ValueError) as exc:
+            warn(f"{topic}: a record that does not decode is skipped at load ({exc!r})")
+            continue
+        out.append(record)
+    return out
+
+
+def load_groups(coordinator: GroupCoordinator, records: list[Record]) -> None:
     """Committed offsets and classic groups from the records of __consumer_offsets."""
     loaded = replay_offsets(records, coordinator.cluster)
     listener, coordinator.offsets.listener = coordinator.offsets.listener, None
@@ -103,7 +134,7 @@ def classic_group_from_record(coordinator: GroupCoordinator, group_id: str, valu
     return group
 
 
-def load_transactions(coordinator: TxnCoordinator, records: list[tuple[bytes | None, bytes | None]]) -> None:
+def load_transactions(coordinator: TxnCoordinator, records: list[Record]) -> None:
     """Every transactional id from the records of __transaction_state, then what Kafka's coordinator does
     on taking the partition over (TxnCoordinator.resume)."""
     loaded = replay_transactions(records)

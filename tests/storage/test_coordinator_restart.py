@@ -303,3 +303,26 @@ def test_a_cluster_in_one_process_loads_its_shared_coordinators(tmp_path: Path) 
     advance(b2, 60_001)
     assert [(i.state, i.producer_epoch) for i in b2.transactions()] == [("CompleteAbort", epoch + 2)]
     assert b2.offsets("t")["last_stable_offset"] == 2
+
+
+def test_a_record_that_does_not_decode_is_skipped_with_a_warning_and_the_rest_loads(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from mockbroker.protocol.coordinator_records import OffsetCommitKey, TransactionLogKey, encode_key
+    from mockbroker.protocol.records.batch import RecordBatch
+    from mockbroker.protocol.records.builder import build_batch
+    from mockbroker.state.internal_topics import OFFSETS_TOPIC
+
+    b1 = start(tmp_path)
+    b1.create_topic("t")
+    commit(b1, "g", "t", 0, 5)
+    b1.txn_coordinator.init_producer_id("tx", 30_000)
+    now = b1.clock.now_ms()
+    for topic, key, record in [(OFFSETS_TOPIC, "g", (b"\x00\x01\xff", b"junk")),
+                               (OFFSETS_TOPIC, "g", (encode_key(OffsetCommitKey("g", "t", 1)), b"\x00\x09junk")),
+                               (TXN_TOPIC, "tx", (encode_key(TransactionLogKey("tx")), b"\x00"))]:
+        partition_of(b1.cluster, topic, key).log.append(RecordBatch(build_batch([record], base_timestamp=now)), now)
+    b2 = restart(tmp_path, b1)
+    assert b2.committed("g") == {("t", 0): 5}
+    assert [(i.transactional_id, i.state) for i in b2.transactions()] == [("tx", "Empty")]
+    skipped = [r.getMessage() for r in caplog.records if "does not decode" in r.getMessage()]
+    assert len(skipped) == 3 and sum(TXN_TOPIC in m for m in skipped) == 1
