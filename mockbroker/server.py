@@ -47,6 +47,7 @@ from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
 from mockbroker.state.cluster import Cluster, Listener, Topic
 from mockbroker.state.configs import BrokerConfig
+from mockbroker.state.coordinator_load import load_coordinators
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.group_common import GroupSummary
 from mockbroker.state.group_coordinator import GroupCoordinator
@@ -191,6 +192,7 @@ class MockBroker(NodeControl, AclApi):
         self.storage = None if data_dir is None else open_storage(
             data_dir, self.cluster, node_ids, cluster_id_given=cluster_id is not None,
             aborted_index=lambda: self.node.txn_coordinator.aborted)
+        load_coordinators(self.cluster, lambda: self.node.group_coordinator, self.node.txn_coordinator, log.warning)
         self.faults = Faults()
         self.requests = RequestRecord()
         self.node_latency_ms: dict[int, int] = {}  # set_latency (mockbroker/node_control.py)

@@ -518,6 +518,20 @@ class TxnCoordinator:
                 return True
         return False
 
+    def resume(self, txn: TxnMetadata) -> None:
+        """A transactional id loaded from __transaction_state (state/coordinator_load.py), as Kafka's coordinator
+        takes its partition over: an Ongoing transaction's timeout runs again, one left in PrepareCommit /
+        PrepareAbort gets its markers, one left being fenced is aborted."""
+        self.txns[txn.transactional_id] = txn
+        self._ensure_expiry_check()
+        if txn.state == TxnState.ONGOING:
+            self._schedule_timeout(txn)
+        elif txn.markers_pending:
+            self._write_markers_and_complete(txn, txn.state == TxnState.PREPARE_COMMIT)
+        elif txn.state == TxnState.PREPARE_EPOCH_FENCE:
+            self.end_txn(txn.transactional_id, txn.producer_id, txn.producer_epoch, commit=False,
+                         transaction_version=self.transaction_version, from_client=False)
+
     # -- timeouts and expiration -------------------------------------------------------------------
     def _schedule_timeout(self, txn: TxnMetadata) -> None:
         self._cancel_timer(txn)
