@@ -198,7 +198,7 @@ MIN_RECORD_BODY = 6
 """Smallest record body: attributes, timestamp delta, offset delta, key length, value length, header count."""
 
 
-def _slow_varint(data: bytes, pos: int, bits: int) -> tuple[int, int]:
+def _slow_varint(data: bytes | memoryview, pos: int, bits: int) -> tuple[int, int]:
     """The raw (not yet zigzag-decoded) value of a varint (bits=32, at most 5 bytes) or varlong (bits=64,
     10 bytes) starting at data[pos]; IndexError past the end of data (the caller's to report)."""
     result = 0
@@ -224,7 +224,7 @@ class RecordsChecked(NamedTuple):
 
 
 def check_records_python(
-    data: bytes,
+    data: bytes | memoryview,
     count: int,
     *,
     keys_required: bool = False,
@@ -360,7 +360,7 @@ def _bad_length(length: int, remaining: int, index: int) -> None:
     raise InvalidRecordError(f"Found invalid record structure: record {index} declares {length} bytes")
 
 
-def _skip_headers(data: bytes, pos: int, end: int, header_count: int) -> int:
+def _skip_headers(data: bytes | memoryview, pos: int, end: int, header_count: int) -> int:
     """Past `header_count` headers starting at data[pos], inside a record ending at `end`."""
     if header_count < 0:
         raise InvalidRecordError(f"Found invalid number of record headers {header_count}")
@@ -388,7 +388,7 @@ def _skip_headers(data: bytes, pos: int, end: int, header_count: int) -> int:
 PURE_PYTHON_ENV = "MOCKBROKER_PURE_PYTHON"
 
 
-def _load_c_walker() -> Callable[[bytes, int, bool, tuple[int, int] | None],
+def _load_c_walker() -> Callable[[bytes | memoryview, int, bool, tuple[int, int] | None],
                                  tuple[list[tuple[int, int | None]], int | None] | str] | None:
     """_walk.check_records, or None where the extension was not built (no compiler at install)."""
     try:
@@ -402,7 +402,7 @@ _c_walk = _load_c_walker()
 
 
 def _check_records_c(
-    data: bytes,
+    data: bytes | memoryview,
     count: int,
     *,
     keys_required: bool = False,
