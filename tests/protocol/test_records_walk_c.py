@@ -11,6 +11,8 @@ _walk.c). Also: the C walker is built where a compiler is, and MOCKBROKER_PURE_P
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 import os
 import random
 import shutil
@@ -47,11 +49,29 @@ def outcome(walk: Any, data: Any, count: int, **options: Any) -> tuple[Any, ...]
     return ("ok", list(errors), max_delta)
 
 
+def guarded(data: bytes) -> memoryview:
+    """data at the very end of readable memory: the page after it is PROT_NONE, so a read past its end
+    kills the process (SIGSEGV) instead of reading a neighbour's bytes (bytes objects end in a NUL)."""
+    page = mmap.PAGESIZE
+    size = (len(data) // page + 1) * page
+    region = mmap.mmap(-1, size + page)
+    address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    if LIBC.mprotect(ctypes.c_void_p(address + size), ctypes.c_size_t(page), PROT_NONE) != 0:
+        raise OSError(ctypes.get_errno(), "mprotect")
+    region[size - len(data) : size] = data
+    return memoryview(region)[size - len(data) : size]
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+PROT_NONE = 0
+
+
 def same(data: bytes, count: int, **options: Any) -> tuple[Any, ...]:
-    """Both walkers agree on data (as bytes, bytearray and memoryview); the outcome."""
+    """Both walkers agree on data (as bytes, bytearray, memoryview, and right before a guard page); the
+    outcome."""
     assert check_records_c is not None
     expected = outcome(check_records_python, data, count, **options)
-    for buffer in (data, bytearray(data), memoryview(data)):
+    for buffer in (data, bytearray(data), memoryview(data), guarded(data)):
         assert outcome(check_records_c, buffer, count, **options) == expected, (data.hex(), count, options)
     return expected
 
