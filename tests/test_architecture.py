@@ -23,9 +23,11 @@ KNOWN_LONG_MODULES: set[str] = set()
 
 
 def _modules() -> dict[str, Path]:
-    """Module name -> file, for every .py file of the package (following the mockbroker/protocol link)."""
+    """Module name -> file, for every .py file of the package (following the mockbroker/protocol link), and
+    every extension module by its stub (a .pyi without a .py twin, as protocol/records/_walk.pyi of _walk.c)."""
     out: dict[str, Path] = {}
-    paths = [Path(d, f) for d, _, files in os.walk(PACKAGE, followlinks=True) for f in files if f.endswith(".py")]
+    paths = [Path(d, f) for d, _, files in os.walk(PACKAGE, followlinks=True) for f in files
+             if f.endswith(".py") or (f.endswith(".pyi") and f[:-1] not in files)]
     for path in sorted(paths):
         parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
         if parts[-1] == "__init__":
@@ -119,6 +121,7 @@ def test_the_graph_sees_every_kind_of_import() -> None:
     assert "mockbroker.server" in graph["mockbroker"]  # under TYPE_CHECKING
     assert "mockbroker.protocol.primitives" in graph["mockbroker.protocol.messages"]  # relative
     assert "mockbroker.handlers" in graph["mockbroker.dispatch"]  # inside a function
+    assert "mockbroker.protocol.records._walk" in graph["mockbroker.protocol.records.record"]  # an extension
 
 
 def test_the_circle_finder_finds_circles() -> None:

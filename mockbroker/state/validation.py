@@ -216,13 +216,13 @@ MAX_RECORDS_PER_BATCH = "mockbroker.max.records.per.batch"
 MAX_DECOMPRESSED_BYTES = compression.DEFAULT_MAX_SIZE  # 256 MiB: the most one batch may decompress to
 
 
-def _records_section(batch: RecordBatch, topic_partition: str) -> bytes:
-    """The batch's records, decompressed (at most MAX_DECOMPRESSED_BYTES). As Kafka's record
+def _records_section(batch: RecordBatch, topic_partition: str) -> bytes | memoryview:
+    """The batch's records, decompressed (at most MAX_DECOMPRESSED_BYTES; uncompressed ones not copied). As Kafka's record
     iterator: a payload its codec cannot read is a KafkaException there (UNKNOWN_SERVER_ERROR); past the
     bound, MESSAGE_TOO_LARGE (not Kafka's, which has no bound)."""
     codec = batch.codec
     if codec == Codec.NONE:
-        return bytes(batch.buffer[RECORD_BATCH_OVERHEAD:])
+        return batch.buffer[RECORD_BATCH_OVERHEAD:]
     try:
         return compression.decompress(codec, batch.buffer[RECORD_BATCH_OVERHEAD:], max_size=MAX_DECOMPRESSED_BYTES)
     except LimitExceeded as exc:

@@ -1,10 +1,14 @@
 """One record of a v2 batch: the decoded Record and decode_records, which reads a whole (uncompressed)
 records section as Kafka's DefaultRecord.readFrom does, and check_records, which walks one without
-building anything (the broker's validation on produce). batch.py re-exports these names."""
+building anything (the broker's validation on produce). batch.py re-exports these names.
+
+check_records is the C walker (_walk.c, built at install where a compiler is) when it loads, else
+check_records_python, the reference it follows; MOCKBROKER_PURE_PYTHON=1 picks the Python one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -194,7 +198,7 @@ MIN_RECORD_BODY = 6
 """Smallest record body: attributes, timestamp delta, offset delta, key length, value length, header count."""
 
 
-def _slow_varint(data: bytes, pos: int, bits: int) -> tuple[int, int]:
+def _slow_varint(data: bytes | memoryview, pos: int, bits: int) -> tuple[int, int]:
     """The raw (not yet zigzag-decoded) value of a varint (bits=32, at most 5 bytes) or varlong (bits=64,
     10 bytes) starting at data[pos]; IndexError past the end of data (the caller's to report)."""
     result = 0
@@ -219,8 +223,8 @@ class RecordsChecked(NamedTuple):
     max_timestamp_delta: int | None
 
 
-def check_records(
-    data: bytes,
+def check_records_python(
+    data: bytes | memoryview,
     count: int,
     *,
     keys_required: bool = False,
@@ -356,7 +360,7 @@ def _bad_length(length: int, remaining: int, index: int) -> None:
     raise InvalidRecordError(f"Found invalid record structure: record {index} declares {length} bytes")
 
 
-def _skip_headers(data: bytes, pos: int, end: int, header_count: int) -> int:
+def _skip_headers(data: bytes | memoryview, pos: int, end: int, header_count: int) -> int:
     """Past `header_count` headers starting at data[pos], inside a record ending at `end`."""
     if header_count < 0:
         raise InvalidRecordError(f"Found invalid number of record headers {header_count}")
@@ -377,3 +381,47 @@ def _skip_headers(data: bytes, pos: int, end: int, header_count: int) -> int:
         if pos > end:
             raise InvalidRecordError("Found invalid record structure: a header runs past the record")
     return pos
+
+
+# -- the C walker -------------------------------------------------------------------------------------------
+
+PURE_PYTHON_ENV = "MOCKBROKER_PURE_PYTHON"
+
+
+def _load_c_walker() -> Callable[[bytes | memoryview, int, bool, tuple[int, int] | None],
+                                 tuple[list[tuple[int, int | None]], int | None] | str] | None:
+    """_walk.check_records, or None where the extension was not built (no compiler at install)."""
+    try:
+        from . import _walk
+    except ImportError:
+        return None
+    return _walk.check_records
+
+
+_c_walk = _load_c_walker()
+
+
+def _check_records_c(
+    data: bytes | memoryview,
+    count: int,
+    *,
+    keys_required: bool = False,
+    timestamp_deltas: tuple[int, int] | None = None,
+) -> RecordsChecked:
+    """check_records_python in C: the same findings, the same InvalidRecordError (message included)."""
+    assert _c_walk is not None
+    result = _c_walk(data, count, keys_required, timestamp_deltas)
+    if isinstance(result, str):
+        raise InvalidRecordError(result)
+    return RecordsChecked(*result)
+
+
+check_records_c = _check_records_c if _c_walk is not None else None
+"""The C walker, None where it was not built (whatever the environment says: the tests run both)."""
+
+check_records = (
+    check_records_python if check_records_c is None or os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0")
+    else check_records_c
+)
+"""The walker Produce uses: the C one where it was built, unless MOCKBROKER_PURE_PYTHON is set (not 0)."""
+WALKER = "python" if check_records is check_records_python else "c"

@@ -2,7 +2,8 @@
 Kafka's LogValidator reads them (INVALID_RECORD for a record's structure, UNKNOWN_SERVER_ERROR for a
 payload the codec cannot read, record_errors for per-record rules), and the bounds that keep one batch
 from holding the event loop (mockbroker.max.records.per.batch, the decompressed size), checked by
-counting the work the broker does and by the time it spends appending."""
+counting the work the broker does and by the time it spends appending. Every test runs with each record
+walker (the Python reference and the C accelerator)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from mockbroker.state.appender import Appender
 from mockbroker.state.configs import BROKER_CONFIGS
 from tests.handlers.conftest import make_batch, produce
 from tests.rawclient import RawClient
+from tests.walkers import WALKER_PARAMS, walker
 
 CODECS = [Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD]
 API_VERSIONS = 18
@@ -66,8 +68,15 @@ def assert_refused(broker: MockBroker, topic: str, p: Any, code: ErrorCode, *, l
     assert broker.offsets(topic, 0)["high_watermark"] == 0
 
 
+@pytest.fixture(autouse=True, params=WALKER_PARAMS)
+def record_walker(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The broker's validation with one walker or the other (autouse: before `work` wraps it)."""
+    monkeypatch.setattr(validation, "check_records", walker(request.param))
+    return str(request.param)
+
+
 @pytest.fixture
-def work(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
+def work(monkeypatch: pytest.MonkeyPatch, record_walker: str) -> Iterator[dict[str, list[Any]]]:
     """What the broker does per batch, recorded: the bytes each decompression returned, the records
     section each walk was given, and the wall time of each append (measured inside the broker)."""
     seen: dict[str, list[Any]] = {"decompressed": [], "walked": [], "append_seconds": []}
