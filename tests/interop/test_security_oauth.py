@@ -3,8 +3,7 @@
 (oauthBearerProvider), over SASL_SSL; the principal is the token's subject. An expired token fails with
 the client's authentication error.
 
-Not the Java client: its OAuthBearerLoginModule needs jackson-databind, which the interop harness's
-class path (tools/interop_deps.py) does not carry."""
+The Java client's OAUTHBEARER (its unsecured login handler) is in test_security_java.py."""
 
 from __future__ import annotations
 
