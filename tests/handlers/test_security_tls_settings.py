@@ -3,7 +3,8 @@ environment becomes the broker's settings, the listener serves with that keystor
 ssl.client.auth=required and the truststore a client certificate from the trusted CA gets in (its subject
 is the principal) while one without a certificate does not. A PKCS12 keystore and truststore (what
 keytool makes), and a PEM keystore (an encrypted PKCS8 key and the certificate chain in one file, its
-password in ssl.key.password) with a PEM truststore."""
+password in ssl.key.password) with a PEM truststore. And the principal of a subject with a type that has
+no RFC 2253 keyword (emailAddress), as Kafka's default principal builder gives it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
 from mockbroker.envconfig import build_settings
-from mockbroker.security.tls import CertificateAuthority, ClientCert, _name
+from mockbroker.security.tls import CertificateAuthority, ClientCert, TlsConfig, _name
 from mockbroker.server import MockBroker
 from tests.handlers.test_security_tls import metadata_ok, tls_client
 
@@ -65,3 +66,23 @@ def test_keystore_and_truststore_from_the_images_environment_serve_mtls(
         with tls_client(broker.host, broker.port, str(tmp_path / "ca.pem")) as c:  # no client certificate
             c.request(3, 12, {"topics": None})
     assert len(broker.received(3)) == 1
+
+
+def test_mtls_principal_of_a_subject_with_an_email_address_is_javas(
+        mockbroker_factory: Callable[..., MockBroker], tmp_path: Path) -> None:
+    from cryptography.x509.oid import NameOID
+
+    broker = mockbroker_factory(security="SSL", tls=TlsConfig(client_auth="required"))
+    assert broker.tls.ca is not None
+    subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Acme, Inc."),
+                         x509.NameAttribute(NameOID.EMAIL_ADDRESS, "alice@example.com"),
+                         x509.NameAttribute(NameOID.COMMON_NAME, "alice")])
+    cert_pem, key_pem = broker.tls.ca.issue(subject, client=True)
+    (tmp_path / "alice.pem").write_bytes(cert_pem)
+    (tmp_path / "alice.key").write_bytes(key_pem)
+    alice = ClientCert(str(tmp_path / "alice.pem"), str(tmp_path / "alice.key"), cert_pem, key_pem, "")
+    with tls_client(broker.host, broker.port, broker.tls.ca_file, alice) as c:
+        assert metadata_ok(c)
+    # What Kafka's default principal builder gives (X500Principal.getName(): no keyword for emailAddress).
+    assert broker.received(3)[-1].principal == \
+        "User:CN=alice,1.2.840.113549.1.9.1=#1611616c696365406578616d706c652e636f6d,O=Acme\\, Inc."
