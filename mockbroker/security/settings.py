@@ -1,7 +1,7 @@
 """A broker's listener security from MockBroker's arguments and Kafka's setting names
-(listener.security.protocol.map, sasl.enabled.mechanisms, ssl.*, connections.failed.authentication.delay.ms,
-sasl.server.max.receive.size, connections.max.reauth.ms, authorizer.class.name, super.users,
-allow.everyone.if.no.acl.found): what `MockBroker(config=...)` and the Kafka images' environment give."""
+(listener.security.protocol.map, sasl.enabled.mechanisms, ssl.*, sasl.oauthbearer.* (oauth_settings.py),
+connections.failed.authentication.delay.ms, sasl.server.max.receive.size, connections.max.reauth.ms,
+authorizer.class.name, super.users, allow.everyone.if.no.acl.found): what `MockBroker(config=...)` and the Kafka images' environment give."""
 
 from __future__ import annotations
 
@@ -27,6 +27,10 @@ def security_from_settings(listeners: list[Listener], settings: dict[str, Any], 
         mechanisms = [m.strip() for m in str(settings["sasl.enabled.mechanisms"]).split(",") if m.strip()]
     if tls is None and any(key.startswith("ssl.") for key in settings):
         tls = tls_from_settings(settings)
+    if oauth is None and any(key.startswith("sasl.oauthbearer.") for key in settings):
+        from mockbroker.security.oauth_settings import oauth_from_settings
+
+        oauth = oauth_from_settings(settings)
     delay = int(settings.get("connections.failed.authentication.delay.ms", 100))
     security = BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls, failed_authentication_delay_ms=delay,
                               oauth=oauth)

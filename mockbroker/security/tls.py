@@ -9,8 +9,9 @@
 - TLS 1.2 and 1.3 only (Kafka 4's default ssl.enabled.protocols).
 - ssl.client.auth: "required" (no certificate: the handshake fails), "requested" (optional), "none".
 - The principal of a TLS client is Kafka's default (ssl.principal.mapping.rules=DEFAULT): "User:" and
-  its certificate's subject in RFC 2253 form ("User:CN=alice,O=Acme"); without a certificate
-  "User:ANONYMOUS".
+  its certificate's subject in RFC 2253 form as Java's X500Principal writes it ("User:CN=alice,O=Acme";
+  types without an RFC 2253 keyword, such as emailAddress, as `1.2.840.113549.1.9.1=#<hex of the DER
+  value>`); without a certificate "User:ANONYMOUS".
 
 cryptography is imported only here, and this module only when a TLS listener is configured.
 """
@@ -216,7 +217,7 @@ class BrokerTls:
         cert_pem, key_pem = self.ca.issue(subject, client=True)
         stem = f"client-{len(os.listdir(self._dir.name))}"
         return ClientCert(self._write(stem + ".pem", cert_pem), self._write(stem + ".key", key_pem), cert_pem, key_pem,
-                          "User:" + subject.rfc4514_string())
+                          "User:" + rfc2253(subject))
 
     def close(self) -> None:
         self._dir.cleanup()
@@ -231,4 +232,50 @@ def peer_principal(ssl_object: Any) -> str:
         return ANONYMOUS
     from cryptography import x509
 
-    return "User:" + x509.load_der_x509_certificate(der).subject.rfc4514_string()
+    return "User:" + rfc2253(x509.load_der_x509_certificate(der).subject)
+
+
+# The attribute types Java's X500Principal.getName() (RFC 2253) writes by keyword; others by dotted OID.
+_RFC2253_KEYWORDS = {"2.5.4.3": "CN", "2.5.4.6": "C", "2.5.4.7": "L", "2.5.4.8": "ST", "2.5.4.9": "STREET",
+                     "2.5.4.10": "O", "2.5.4.11": "OU", "0.9.2342.19200300.100.1.25": "DC",
+                     "0.9.2342.19200300.100.1.1": "UID"}
+# The ASN.1 string types Java writes as text (PrintableString, T61String, IA5String, GeneralString,
+# BMPString, UTF8String); any other value, and every value of a dotted-OID type, is #<hex of its DER>.
+_TEXT_TAGS = {19, 20, 22, 27, 30, 12}
+_ESCAPED = ',=+<>#;"\\'
+
+
+def _der_value(tag: int, value: str | bytes) -> bytes:
+    """An attribute value's DER encoding (tag, length, content), which Java shows as #<hex>."""
+    if isinstance(value, str):
+        value = value.encode({30: "utf-16-be", 28: "utf-32-be"}.get(tag, "utf-8"))
+    n = len(value)
+    size = n.to_bytes((n.bit_length() + 7) // 8 or 1, "big")
+    return bytes([tag]) + (size if n < 128 else bytes([0x80 | len(size)]) + size) + value
+
+
+def _escape_2253(value: str) -> str:
+    chars = ["\\00" if c == "\0" else "\\" + c if c in _ESCAPED else c for c in value]
+    lead = next((i for i, c in enumerate(chars) if c not in (" ", "\r")), len(chars))
+    last = next((i for i in range(len(chars) - 1, -1, -1) if chars[i] not in (" ", "\r")), -1)
+    return "".join("\\" + c if i < lead or i > last else c for i, c in enumerate(chars))
+
+
+def rfc2253(name: Any) -> str:
+    """A certificate subject (cryptography's x509.Name) as Java's X500Principal.getName() writes it, which
+    is Kafka's default TLS principal: the RDNs last first, keywords for the RFC 2253 types, `#` and the
+    hex of the DER value for other types (e.g. emailAddress), and Java's escaping (`,=+<>#;"\\`, NUL,
+    leading and trailing spaces)."""
+    rdns = []
+    for rdn in reversed(list(name.rdns)):
+        parts = []
+        for attr in rdn:
+            oid = attr.oid.dotted_string
+            tag = int(getattr(getattr(attr, "_type", None), "value", 12))
+            keyword = _RFC2253_KEYWORDS.get(oid)
+            if keyword is not None and tag in _TEXT_TAGS and isinstance(attr.value, str):
+                parts.append(f"{keyword}={_escape_2253(attr.value)}")
+            else:
+                parts.append(f"{keyword or oid}=#{_der_value(tag, attr.value).hex()}")
+        rdns.append("+".join(parts))
+    return ",".join(rdns)

@@ -187,7 +187,8 @@ def test_the_example_compose_stack_runs_offline() -> None:
 
     compose = load_compose()
     internal, external, controller, http = (free_port("127.0.0.2"), free_port(), free_port(), free_port())
-    env = _with_ports(compose_env(), {29092: internal, 9092: external, 9093: controller})
+    secure = free_port("127.0.0.2")
+    env = _with_ports(compose_env(), {29092: internal, 9092: external, 9093: controller, 29094: secure})
     env = {k: v.replace("mockbroker:", "127.0.0.2:") for k, v in env.items()}
     env["MOCKBROKER_HTTP_PORT"] = str(http)
     env = {**image_env(), **env}
@@ -196,9 +197,13 @@ def test_the_example_compose_stack_runs_offline() -> None:
         assert ep.read_line() == f"mockbroker control endpoint on http://localhost:{http}"
         assert metadata_brokers(f"127.0.0.2:{internal}") == [(1, "127.0.0.2", internal)]
         assert metadata_brokers(f"127.0.0.1:{external}") == [(1, "localhost", external)]
-        args = [a.replace("mockbroker:29092", f"127.0.0.2:{internal}").replace("/examples/", f"{DOCKER}/examples/")
+        with RawClient("127.0.0.2", secure) as sasl:  # SASL_PLAINTEXT: a request before logging in is closed
+            sasl.send(3, 12, {"topics": None})
+            assert sasl.is_closed_by_peer()
+        args = [a.replace("mockbroker:29094", f"127.0.0.2:{secure}").replace("/examples/", f"{DOCKER}/examples/")
                 for a in compose["services"]["producer"]["command"]]
-        run_kcat(args)
+        assert "security.protocol=SASL_PLAINTEXT" in args
+        run_kcat(args)  # logs in as alice on the SECURE listener
         consumer = compose["services"]["consumer"]["environment"]
         proc = subprocess.run([sys.executable, str(DOCKER / "examples" / "consume.py")], capture_output=True,
                               text=True, timeout=60,
@@ -211,6 +216,9 @@ def test_the_example_compose_stack_runs_offline() -> None:
             records = json.load(resp)["records"]
         assert sorted(r["key"] for r in records) == ["order-1", "order-2", "order-3"]
         assert {r["value_encoding"] for r in records} == {"utf-8"}
+        with urllib.request.urlopen(f"http://127.0.0.1:{http}/requests?api_key=0", timeout=10) as resp:
+            produced = json.load(resp)["requests"]
+        assert {(r["principal"], r["listener"]) for r in produced} == {("User:alice", "SECURE")}
 
 
 # -- healthcheck -------------------------------------------------------------------------------------

@@ -74,21 +74,23 @@ def test_the_dockerfile_builds_from_a_debian_base_non_root_and_runs_the_command_
     assert "!mockbroker/" in ignore and "!protocol/" in ignore
 
 
-def test_the_compose_broker_has_an_internal_and_an_external_listener() -> None:
+def test_the_compose_broker_has_an_internal_an_external_and_a_sasl_listener() -> None:
     compose = load_compose()
     broker = compose["services"]["mockbroker"]
     assert broker["build"] == {"context": "..", "dockerfile": "docker/Dockerfile"}
     assert "9092:9092" in broker["ports"]
     s = build_settings({**image_env(), **compose_env()})
     assert s.listeners == [ListenerSpec("INTERNAL", "0.0.0.0", 29092, "mockbroker", 29092),
-                           ListenerSpec("EXTERNAL", "0.0.0.0", 9092, "localhost", 9092)]
+                           ListenerSpec("EXTERNAL", "0.0.0.0", 9092, "localhost", 9092),
+                           ListenerSpec("SECURE", "0.0.0.0", 29094, "mockbroker", 29094, "SASL_PLAINTEXT")]
+    assert s.broker_kwargs()["users"] == {"alice": "alice-secret"}
     assert [spec.name for spec in s.unbound_listeners] == ["CONTROLLER"]
     assert s.unknown == {} and s.http_port == 8080 and s.http_host == "0.0.0.0"
     assert [t.name for t in s.topics] == ["orders"]
     for client in ("producer", "consumer"):
         service = compose["services"][client]
         assert service["depends_on"] == {"mockbroker": {"condition": "service_healthy"}}
-    assert "mockbroker:29092" in compose["services"]["producer"]["command"]
+    assert "mockbroker:29094" in compose["services"]["producer"]["command"]  # kcat logs in over SASL
     assert compose["services"]["consumer"]["environment"]["BOOTSTRAP_SERVERS"] == "mockbroker:29092"
 
 

@@ -277,8 +277,8 @@ def without_published_ports(config: str) -> str:
 
 
 def test_the_compose_stack_comes_up_and_its_client_containers_produce_and_consume(tmp_path: Path) -> None:
-    ports = {"MB_INTERNAL_PORT": free_port(), "MB_EXTERNAL_PORT": free_port(), "MB_CONTROLLER_PORT": free_port(),
-             "MB_HTTP_PORT": free_port()}
+    ports = {"MB_INTERNAL_PORT": free_port(), "MB_EXTERNAL_PORT": free_port(), "MB_SECURE_PORT": free_port(),
+             "MB_CONTROLLER_PORT": free_port(), "MB_HTTP_PORT": free_port()}
     env = {**os.environ, **{k: str(v) for k, v in ports.items()}, "MOCKBROKER_IMAGE": IMAGE,
            "KCAT_IMAGE": KCAT_IMAGE, "PYCLIENT_IMAGE": PYCLIENT_IMAGE}
     project = f"mbtest{uuid.uuid4().hex[:8]}"
@@ -313,6 +313,8 @@ def test_the_compose_stack_comes_up_and_its_client_containers_produce_and_consum
         assert sorted(line.split(" ", 1)[1] for line in out[:-1]) == expected
         records = http_json(f"http://127.0.0.1:{ports['MB_HTTP_PORT']}/topics/orders/records")["records"]
         assert sorted(r["key"] for r in records) == ["order-1", "order-2", "order-3"]
+        produced = http_json(f"http://127.0.0.1:{ports['MB_HTTP_PORT']}/requests?api_key=0")["requests"]
+        assert {(r["principal"], r["listener"]) for r in produced} == {("User:alice", "SECURE")}  # kcat over SASL
         broker = run("ps", "--quiet", "mockbroker").stdout.strip()
         assert health(broker) == "healthy"
     finally:

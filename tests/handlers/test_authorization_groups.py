@@ -147,3 +147,19 @@ def test_transaction_apis_check_the_id_the_group_and_the_topics(mockbroker: Mock
         mockbroker.remove_acls(transactional_id="tx-hidden")
         listed = c.request(66, 0, {"state_filters": [], "producer_id_filters": []})
         assert [s.transactional_id for s in listed.transaction_states] == ["tx-ok"]  # WRITE implies DESCRIBE
+
+
+def test_consumer_group_describe_fills_the_principals_operations_on_the_group(mockbroker: MockBroker) -> None:
+    with connect(mockbroker) as c:
+        joined = c.request(68, 0, {"group_id": "billing", "member_id": "m1", "member_epoch": 0,
+                                   "rebalance_timeout_ms": 10000, "subscribed_topic_names": ["orders"],
+                                   "topic_partitions": []})
+        assert joined.error_code == 0
+        described = c.request(69, 0, {"group_ids": ["billing"], "include_authorized_operations": True})
+        assert described.groups[0].error_code == 0
+        assert described.groups[0].authorized_operations == (1 << 3) | (1 << 8)  # READ, DESCRIBE (not all)
+        mockbroker.add_acl(ME, "DELETE", group="billing")
+        described = c.request(69, 0, {"group_ids": ["billing"], "include_authorized_operations": True})
+        assert described.groups[0].authorized_operations == (1 << 3) | (1 << 6) | (1 << 8)  # + DELETE
+        described = c.request(69, 0, {"group_ids": ["billing"], "include_authorized_operations": False})
+        assert described.groups[0].authorized_operations == -2147483648

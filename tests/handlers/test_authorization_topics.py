@@ -1,6 +1,7 @@
 """Raw-protocol tests of Kafka's authorization of the topic APIs (an ACL-limited User:ANONYMOUS on a
 PLAINTEXT listener): TOPIC_AUTHORIZATION_FAILED for Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
-DeleteRecords, CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, DescribeProducers;
+DeleteRecords, CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs,
+IncrementalAlterConfigs (CLUSTER_AUTHORIZATION_FAILED for a broker resource), DescribeProducers;
 Metadata leaving out what the principal may not describe, refusing auto-creation without CREATE, and
 the authorized-operations fields."""
 
@@ -155,3 +156,23 @@ def test_describe_topic_partitions_filters_and_fills_operations(mockbroker: Mock
     by_name = {t.name: t for t in resp.topics}
     assert by_name["secret"].error_code == DENIED
     assert by_name["orders"].topic_authorized_operations == bits(READ, WRITE, DESCRIBE)
+
+
+def test_alter_configs_needs_alter_configs_on_the_topic_or_the_cluster(mockbroker: MockBroker) -> None:
+    def alter(c, api_key: int, version: int, rtype: int, name: str) -> int:  # type: ignore[no-untyped-def]
+        setting = "retention.ms" if rtype == 2 else "log.retention.ms"
+        config = {"name": setting, "value": "1000"} | ({"config_operation": 0} if api_key == 44 else {})
+        resp = c.request(api_key, version, {"resources": [{"resource_type": rtype, "resource_name": name,
+                                                           "configs": [config]}], "validate_only": True})
+        return int(resp.responses[0].error_code)
+
+    with connect(mockbroker) as c:
+        for api_key, version in ((33, 2), (44, 1)):  # AlterConfigs, IncrementalAlterConfigs
+            assert alter(c, api_key, version, 2, "orders") == DENIED  # READ/WRITE do not imply ALTER_CONFIGS
+            assert alter(c, api_key, version, 4, "1") == ErrorCode.CLUSTER_AUTHORIZATION_FAILED  # a broker
+        mockbroker.add_acl(ME, "ALTER_CONFIGS", topic="orders")
+        mockbroker.add_acl(ME, "ALTER_CONFIGS", cluster=True)
+        for api_key, version in ((33, 2), (44, 1)):
+            assert alter(c, api_key, version, 2, "orders") == ErrorCode.NONE
+            assert alter(c, api_key, version, 2, "secret") == DENIED
+            assert alter(c, api_key, version, 4, "1") == ErrorCode.NONE

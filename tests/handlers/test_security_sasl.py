@@ -164,11 +164,19 @@ def test_requests_before_the_handshake_close_the_connection(mockbroker: MockBrok
     still_serving(mockbroker)
 
 
-def test_request_between_handshake_and_authentication_closes_the_connection(mockbroker: MockBroker) -> None:
+def test_request_between_handshake_and_authentication_gets_illegal_sasl_state_then_closes(
+        mockbroker: MockBroker) -> None:
+    # Kafka's SaslServerAuthenticator answers such a request with its error response, then closes.
     with connect(mockbroker) as c:
         handshake(c, "PLAIN")
-        c.send(METADATA, 12, {"topics": None})
+        assert c.request(METADATA, 12, {"topics": [{"name": "t"}]}).topics[0].error_code == ErrorCode.ILLEGAL_SASL_STATE
         assert c.is_closed_by_peer()
+    with connect(mockbroker) as c:
+        handshake(c, "PLAIN")
+        assert c.request(API_VERSIONS, 3, {}).error_code == ErrorCode.ILLEGAL_SASL_STATE
+        assert c.is_closed_by_peer()
+    assert not mockbroker.received(METADATA)
+    still_serving(mockbroker)
 
 
 def test_second_api_versions_before_authentication_closes_the_connection(mockbroker: MockBroker) -> None:

@@ -220,3 +220,19 @@ def test_security_and_listeners_together_are_refused() -> None:
     with pytest.raises(ValueError, match="gives no protocol for listener"):
         MockBroker(listeners=[Listener("INTERNAL", 1, "127.0.0.1", 0)],
                    config={"listener.security.protocol.map": "EXTERNAL:SSL"})
+
+
+def test_generated_certificate_names_the_listeners_hosts(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    # A client verifies the broker by the advertised name it was given (here one no resolver knows).
+    broker = mockbroker_factory(listeners=[Listener("SSL", 1, "127.0.0.1", 0, advertised_host="kafka-1.test")],
+                                tls=TlsConfig(host_names=["extra.test"]))
+    ctx = ssl.create_default_context(cafile=broker.tls.ca_file)
+    for name in ("kafka-1.test", "extra.test", "localhost", "127.0.0.1"):
+        client = RawClient("127.0.0.1", broker.port)
+        client.sock = ctx.wrap_socket(client.sock, server_hostname=name)
+        with client as c:
+            assert c.request(METADATA, 12, {"topics": None}).brokers[0].host == "kafka-1.test"
+    refused = RawClient("127.0.0.1", broker.port)
+    with pytest.raises(ssl.SSLCertVerificationError):
+        ctx.wrap_socket(refused.sock, server_hostname="other.test")
+    refused.sock.close()

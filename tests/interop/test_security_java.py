@@ -1,6 +1,7 @@
 """The Java client (kafka-clients 4.3.0) over SSL, mTLS (PEM keystore), SASL_PLAINTEXT and SASL_SSL with
-PLAIN and SCRAM-SHA-256/512: produce, consume back, the principal the broker saw; a wrong password is a
-SaslAuthenticationException; the AdminClient creates, lists and deletes SCRAM users, who then log in.
+PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER (Kafka's unsecured login handler): produce, consume back, the
+principal the broker saw; a wrong password or a token the broker refuses is a SaslAuthenticationException;
+the AdminClient creates, lists and deletes SCRAM users, who then log in.
 
 Each harness run is a JVM start, so cases run two at a time."""
 
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from mockbroker import MockBroker
+from mockbroker.security.oauth import OAuthConfig
 from tests.interop.clients import of_type, require_java, run_java
 from tests.interop.security_cases import (
     CASES,
@@ -124,3 +126,69 @@ def test_java_admin_creates_lists_and_deletes_scram_users_who_then_log_in(
     assert of_type(lines, "result")[0]["results"] == {"dave": "ok"}, lines
     assert setup.broker.received(51)[-1].principal == "User:carol"
     assert setup.broker.security.credentials.scram_users() == ["alice", "carol"]
+
+
+# OAUTHBEARER: the client's default login callback handler (OAuthBearerUnsecuredLoginCallbackHandler) makes an
+# unsecured JWT (alg none) from these options; its lifetime is one hour on the client's (wall) clock.
+OAUTH_LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+
+
+def java_oauth_config(protocol: str, broker: MockBroker, **claims: str) -> dict[str, Any]:
+    options = " ".join(f'{name}="{value}"' for name, value in claims.items())
+    conf: dict[str, Any] = {"security.protocol": protocol, "sasl.mechanism": "OAUTHBEARER",
+                            "sasl.jaas.config": f"{OAUTH_LOGIN_MODULE} required {options};"}
+    if protocol == "SASL_SSL":
+        conf.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": broker.tls.ca_file})
+    return conf
+
+
+def oauth_produce_and_consume(broker: MockBroker, conf: dict[str, Any]) -> None:
+    bootstrap = broker.bootstrap_servers
+    lines = run_java("produce", {"bootstrap": bootstrap, "topic": "secure", "sync": True, "config": conf,
+                                 "records": [{"partition": 0, "value": f"v{i}"} for i in range(3)],
+                                 "timeout_ms": TIMEOUT_MS}, timeout=120)
+    assert of_type(lines, "done") == [{"type": "done", "sent": 3, "failed": 0}], lines
+    lines = run_java("consume", {"bootstrap": bootstrap, "topic": "secure", "until_end": True, "config": conf,
+                                 "timeout_ms": TIMEOUT_MS}, timeout=120)
+    assert [r["value"] for r in of_type(lines, "record")] == ["v0", "v1", "v2"], lines
+
+
+@pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
+def test_java_oauthbearer_with_the_unsecured_login_handler(
+        protocol: str, mockbroker_factory: Callable[..., MockBroker]) -> None:
+    require_java()
+    # The broker wants the "kafka" scope: the client's list claim (first character: the delimiter) gives it.
+    broker = mockbroker_factory(security=protocol, oauth=OAuthConfig(required_scopes=["kafka"]),
+                                sasl_mechanisms=["OAUTHBEARER"])
+    broker.create_topic("secure")
+    conf = java_oauth_config(protocol, broker, unsecuredLoginStringClaim_sub="svc-java",
+                             unsecuredLoginListClaim_scope=",kafka,other")
+    oauth_produce_and_consume(broker, conf)
+    assert principals_of_produce(broker) == {"User:svc-java"}
+    assert {r.principal for r in broker.received(1)} == {"User:svc-java"}  # 1 = Fetch
+    assert {r.listener for r in broker.received(0)} == {protocol}
+
+
+@pytest.mark.parametrize(("protocol", "refusal"), [("SASL_SSL", "expired"), ("SASL_PLAINTEXT", "scope")])
+def test_java_oauthbearer_token_the_broker_refuses_is_a_sasl_authentication_exception(
+        protocol: str, refusal: str, mockbroker_factory: Callable[..., MockBroker]) -> None:
+    require_java()
+    broker = mockbroker_factory(security=protocol, oauth=OAuthConfig(required_scopes=["kafka"]),
+                                sasl_mechanisms=["OAUTHBEARER"])
+    broker.create_topic("secure")
+    if refusal == "expired":
+        broker.clock.advance(7200)  # two hours ahead of the client: its one-hour token has expired
+        conf = java_oauth_config(protocol, broker, unsecuredLoginStringClaim_sub="svc-java",
+                                 unsecuredLoginListClaim_scope=",kafka")
+        expected = '"status":"invalid_token"'
+    else:
+        conf = java_oauth_config(protocol, broker, unsecuredLoginStringClaim_sub="svc-java")
+        expected = '"status":"insufficient_scope"'
+    lines = run_java("produce", {"bootstrap": broker.bootstrap_servers, "topic": "secure", "sync": True,
+                                 "config": conf, "records": [{"partition": 0, "value": "v"}],
+                                 "timeout_ms": TIMEOUT_MS}, timeout=120, check=False)
+    errors = of_type(lines, "send_error") + of_type(lines, "fatal")
+    assert errors and errors[0]["error"] == "SaslAuthenticationException", lines
+    assert expected in errors[0]["message"].replace(" ", ""), errors[0]
+    assert not broker.received(0)
+    assert not broker.records("secure")

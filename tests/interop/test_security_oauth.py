@@ -1,23 +1,27 @@
 """SASL/OAUTHBEARER with real clients (Kafka's default unsecured JWTs): confluent-kafka and kcat
 (enable.sasl.oauthbearer.unsecure.jwt), aiokafka and kafka-python (token providers), KafkaJS
-(oauthBearerProvider), over SASL_SSL; the principal is the token's subject. An expired token fails with
-the client's authentication error.
+(oauthBearerProvider), over SASL_SSL (librdkafka also over SASL_PLAINTEXT); the principal is the token's
+subject. An expired token fails with the client's authentication error. kafka-python with a signed token
+against a broker configured with Kafka's sasl.oauthbearer.* settings and a JWKS.
 
-Not the Java client: its OAuthBearerLoginModule needs jackson-databind, which the interop harness's
-class path (tools/interop_deps.py) does not carry."""
+The Java client's OAUTHBEARER (its unsecured login handler) is in test_security_java.py."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import jwt
 import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.abc import AbstractTokenProvider as AioTokenProvider
 from aiokafka.helpers import create_ssl_context
 from confluent_kafka import KafkaError, Producer
+from cryptography.hazmat.primitives.asymmetric import rsa
 from kafka import KafkaProducer
 from kafka.net.sasl.oauth import AbstractTokenProvider as KpTokenProvider
 
@@ -28,8 +32,8 @@ from tests.interop.clients import of_type, run_kafkajs, run_kcat
 pytestmark = pytest.mark.interop
 
 
-def oauth_broker(factory: Callable[..., MockBroker]) -> MockBroker:
-    broker = factory(security="SASL_SSL", oauth=OAuthConfig(), sasl_mechanisms=["OAUTHBEARER"])
+def oauth_broker(factory: Callable[..., MockBroker], protocol: str = "SASL_SSL") -> MockBroker:
+    broker = factory(security=protocol, oauth=OAuthConfig(), sasl_mechanisms=["OAUTHBEARER"])
     broker.create_topic("secure")
     return broker
 
@@ -39,10 +43,13 @@ def assert_produced_as(broker: MockBroker, principal: str, count: int) -> None:
     assert {r.principal for r in broker.received(0)} == {principal}
 
 
-def test_confluent_kafka_and_kcat_with_unsecured_jwts(mockbroker_factory: Callable[..., MockBroker]) -> None:
-    broker = oauth_broker(mockbroker_factory)
-    conf = {"security.protocol": "SASL_SSL", "ssl.ca.location": broker.tls.ca_file, "sasl.mechanism": "OAUTHBEARER",
+@pytest.mark.parametrize("protocol", ["SASL_SSL", "SASL_PLAINTEXT"])
+def test_confluent_kafka_and_kcat_with_unsecured_jwts(protocol: str, mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = oauth_broker(mockbroker_factory, protocol)
+    conf = {"security.protocol": protocol, "sasl.mechanism": "OAUTHBEARER",
             "enable.sasl.oauthbearer.unsecure.jwt": "true", "sasl.oauthbearer.config": "principal=svc-orders"}
+    if protocol == "SASL_SSL":
+        conf["ssl.ca.location"] = broker.tls.ca_file
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers, **conf})
     producer.produce("secure", b"from confluent-kafka", partition=0)
     assert producer.flush(60) == 0
@@ -117,3 +124,24 @@ def test_kafkajs_with_an_unsecured_jwt(mockbroker_factory: Callable[..., MockBro
                                     "sync": True, "records": [{"partition": 0, "value": "from kafkajs"}]}, timeout=120)
     assert of_type(lines, "done") == [{"type": "done", "sent": 1, "failed": 0}], lines
     assert_produced_as(broker, "User:svc-node", 1)
+
+
+def test_kafka_python_with_a_signed_token_and_the_brokers_jwks_settings(
+        mockbroker_factory: Callable[..., MockBroker], tmp_path: Path) -> None:
+    # The broker is configured as a Kafka broker is for an identity provider: sasl.oauthbearer.* settings and
+    # a JWKS (here a file); the client hands over a token the provider signed.
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key())) | {"kid": "idp-1"}
+    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [jwk]}))
+    broker = mockbroker_factory(security="SASL_PLAINTEXT", config={
+        "sasl.enabled.mechanisms": "OAUTHBEARER", "sasl.oauthbearer.jwks.endpoint.url": (tmp_path / "jwks.json").as_uri(),
+        "sasl.oauthbearer.expected.audience": "kafka"})
+    broker.create_topic("secure")
+    now = int(broker.clock.now_ms() / 1000)
+    token = jwt.encode({"sub": "svc-signed", "aud": "kafka", "iat": now, "exp": now + 600}, key, algorithm="RS256",
+                       headers={"kid": "idp-1"})
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers, security_protocol="SASL_PLAINTEXT",
+                             sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=_KpToken(token))
+    producer.send("secure", b"signed", partition=0).get(timeout=60)
+    producer.close(timeout=30)
+    assert_produced_as(broker, "User:svc-signed", 1)
