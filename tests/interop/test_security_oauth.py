@@ -1,6 +1,6 @@
 """SASL/OAUTHBEARER with real clients (Kafka's default unsecured JWTs): confluent-kafka and kcat
 (enable.sasl.oauthbearer.unsecure.jwt), aiokafka and kafka-python (token providers), KafkaJS
-(oauthBearerProvider), over SASL_SSL (librdkafka also over SASL_PLAINTEXT); the principal is the token's
+(oauthBearerProvider), each over SASL_SSL and SASL_PLAINTEXT; the principal is the token's
 subject. An expired token fails with the client's authentication error. kafka-python with a signed token
 against a broker configured with Kafka's sasl.oauthbearer.* settings and a JWKS.
 
@@ -92,18 +92,21 @@ class _AioToken(AioTokenProvider):
         return self._token
 
 
-def test_kafka_python_and_aiokafka_with_token_providers(mockbroker_factory: Callable[..., MockBroker]) -> None:
-    broker = oauth_broker(mockbroker_factory)
+@pytest.mark.parametrize("protocol", ["SASL_SSL", "SASL_PLAINTEXT"])
+def test_kafka_python_and_aiokafka_with_token_providers(protocol: str,
+                                                        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = oauth_broker(mockbroker_factory, protocol)
     token = unsecured_token("svc-python", now_s=broker.clock.now_ms() / 1000)
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers, security_protocol="SASL_SSL",
-                             ssl_cafile=broker.tls.ca_file, sasl_mechanism="OAUTHBEARER",
+    tls = protocol == "SASL_SSL"
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers, security_protocol=protocol,
+                             ssl_cafile=broker.tls.ca_file if tls else None, sasl_mechanism="OAUTHBEARER",
                              sasl_oauth_token_provider=_KpToken(token))
     producer.send("secure", b"from kafka-python", partition=0).get(timeout=60)
     producer.close(timeout=30)
 
     async def aiokafka_send() -> None:
-        aio = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, security_protocol="SASL_SSL",
-                               ssl_context=create_ssl_context(cafile=broker.tls.ca_file),
+        aio = AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, security_protocol=protocol,
+                               ssl_context=create_ssl_context(cafile=broker.tls.ca_file) if tls else None,
                                sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=_AioToken(token))
         await aio.start()
         try:
@@ -115,11 +118,13 @@ def test_kafka_python_and_aiokafka_with_token_providers(mockbroker_factory: Call
     assert_produced_as(broker, "User:svc-python", 2)
 
 
-def test_kafkajs_with_an_unsecured_jwt(mockbroker_factory: Callable[..., MockBroker]) -> None:
-    broker = oauth_broker(mockbroker_factory)
+@pytest.mark.parametrize("protocol", ["SASL_SSL", "SASL_PLAINTEXT"])
+def test_kafkajs_with_an_unsecured_jwt(protocol: str, mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = oauth_broker(mockbroker_factory, protocol)
     token = unsecured_token("svc-node", now_s=broker.clock.now_ms() / 1000)
-    client: dict[str, Any] = {"ssl": {"ca": [broker.tls.ca_pem.decode()]},
-                              "sasl": {"mechanism": "oauthbearer", "token": token}}
+    client: dict[str, Any] = {"sasl": {"mechanism": "oauthbearer", "token": token}}
+    if protocol == "SASL_SSL":
+        client["ssl"] = {"ca": [broker.tls.ca_pem.decode()]}
     lines = run_kafkajs("produce", {"bootstrap": broker.bootstrap_servers, "client": client, "topic": "secure",
                                     "sync": True, "records": [{"partition": 0, "value": "from kafkajs"}]}, timeout=120)
     assert of_type(lines, "done") == [{"type": "done", "sent": 1, "failed": 0}], lines
