@@ -46,7 +46,7 @@ def record_types(broker: MockBroker) -> list[tuple[int, bool]]:
     assert topic is not None
     for p in topic.partitions:
         for _, record in p.log.records():
-            kind = int.from_bytes(bytes(record.key[:2]), "big")
+            kind = int.from_bytes(bytes(record.key or b"")[:2], "big")
             if kind >= 3:
                 out.append((kind, record.value is None))
     return out
