@@ -29,7 +29,7 @@ def test_librdkafka_consumer_protocol_member_runs_across_a_restart(tmp_path: Pat
             m = c.poll(0.2)
             if m is not None and m.error() is None:
                 got.append(m.value() or b"")
-                c.commit(m, asynchronous=False)
+                c.commit(message=m, asynchronous=False)
 
     try:
         with MockBroker(port=port, data_dir=tmp_path, config=FAST_HEARTBEATS).run_in_thread() as b1:

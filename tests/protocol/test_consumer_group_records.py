@@ -22,6 +22,7 @@ from mockbroker.protocol.consumer_group_records import (
     MemberMetadataValue,
     TargetAssignmentMemberValue,
     TargetAssignmentMetadataValue,
+    Value,
     decode_key,
     decode_value,
     encode_key,
@@ -105,7 +106,7 @@ def test_target_assignment_values() -> None:
 
 def test_round_trips() -> None:
     u2 = uuid.uuid4()
-    values = [
+    values: list[tuple[int, Value]] = [
         (GROUP_METADATA, GroupMetadataValue(2**31 - 1, -5)),
         (MEMBER_METADATA, MemberMetadataValue("i", None, "", "", [], "t.*", -1, None)),
         (MEMBER_METADATA, MemberMetadataValue(None, None, "client", "/10.0.0.1", ["a", "b", "ü"], None, 1, None)),

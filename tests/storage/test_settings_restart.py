@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from mockbroker.errors import KafkaError
 from mockbroker.security.acls import AclOperation, ResourceType
 from mockbroker.security.credentials import credential_from_salted_password
 from mockbroker.server import MockBroker
@@ -219,11 +218,22 @@ def test_a_stored_binding_kafka_would_refuse_is_skipped(tmp_path: Path, caplog: 
     assert "no-colon" in caplog.text and "JUMP" in caplog.text
 
 
-def test_in_memory_brokers_write_nothing(tmp_path: Path) -> None:
+def test_in_memory_brokers_attach_no_writer() -> None:
     b = MockBroker(acls=True, **SECURE)
+    assert b.storage is None
+    assert b.cluster.config.on_dynamic_change is None
+    assert b.security.credentials.on_change is None
+    assert b.security.authorizer is not None and b.security.authorizer.acls.on_change is None
     b.add_acl("User:bob", "READ", topic="orders")
     b.add_user("alice", "pw")
     b.cluster.config.alter_dynamic([("log.retention.ms", 0, "1")], per_broker=False)
-    assert b.storage is None and list(tmp_path.iterdir()) == []
-    with pytest.raises(KafkaError):
-        b.cluster.config.alter_dynamic([("broker.id", 0, "1")], per_broker=False)
+    assert b.cluster.config.get("log.retention.ms") == 1
+
+
+def test_a_stopped_broker_stops_writing(tmp_path: Path) -> None:
+    b = open_broker(tmp_path, acls=True)
+    assert b.storage is not None
+    b.storage.close()
+    assert b.cluster.config.on_dynamic_change is None and b.security.credentials.on_change is None
+    b.add_acl("User:bob", "READ", topic="orders")
+    assert stored(tmp_path)["acls"] == []
