@@ -118,6 +118,7 @@ class BrokerNode:
                 pending_transactional_offsets=lambda g, t, p: txn.has_pending_offsets(g, t, p))
             self._group_coordinator.offsets.listener = self.coordinator_log.offset_changed
             self._group_coordinator.group_listener = self.coordinator_log.group_changed
+            self._group_coordinator.group_loaded = self.coordinator_log.consumer_groups.remember
         return self._group_coordinator
 
     @property

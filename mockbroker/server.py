@@ -191,7 +191,7 @@ class MockBroker(NodeControl, AclApi):
         data_dir = data_dir if data_dir is not None else data_dir_from_config(settings)
         self.storage = None if data_dir is None else open_storage(
             data_dir, self.cluster, node_ids, cluster_id_given=cluster_id is not None,
-            aborted_index=lambda: self.node.txn_coordinator.aborted)
+            aborted_index=lambda: self.node.txn_coordinator.aborted, security=self.security)
         load_coordinators(self.cluster, lambda: self.node.group_coordinator, self.node.txn_coordinator, log.warning)
         self.faults = Faults()
         self.requests = RequestRecord()

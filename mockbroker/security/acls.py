@@ -10,13 +10,14 @@
   with exactly that name, MATCH every pattern that would apply to the name (the literal name, the
   literal "*", every prefix of it); an exact pattern type only that type.
 - `AclStore`: the bindings in the order they were created, each once (creating an existing one is a
-  success that adds nothing, as Kafka's AclControlManager).
+  success that adds nothing, as Kafka's AclControlManager). `on_change` (set by a data dir, storage/)
+  is called after each change.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 
@@ -188,6 +189,7 @@ class AclStore:
 
     def __init__(self) -> None:
         self._bindings: dict[AclBinding, None] = {}
+        self.on_change: Callable[[], None] | None = None  # a data dir's writer (mockbroker/storage)
 
     def __iter__(self) -> Iterator[AclBinding]:
         return iter(list(self._bindings))
@@ -197,7 +199,11 @@ class AclStore:
 
     def add(self, binding: AclBinding) -> None:
         """Store a binding (checked with invalid_binding_reason first); an existing one is kept as is."""
-        self._bindings.setdefault(binding, None)
+        if binding in self._bindings:
+            return
+        self._bindings[binding] = None
+        if self.on_change is not None:
+            self.on_change()
 
     def find(self, acl_filter: AclFilter) -> list[AclBinding]:
         return [b for b in self._bindings if acl_filter.matches(b)]
@@ -207,6 +213,8 @@ class AclStore:
         removed = self.find(acl_filter)
         for binding in removed:
             del self._bindings[binding]
+        if removed and self.on_change is not None:
+            self.on_change()
         return removed
 
     def for_resource_type(self, rtype: ResourceType) -> list[AclBinding]:

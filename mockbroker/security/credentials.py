@@ -6,6 +6,9 @@ StoredKey, ServerKey, iterations; RFC 5802), which AlterUserScramCredentials cre
 deletes and DescribeUserScramCredentials lists. A user added with `add_user` gets both: its password
 for PLAIN and a credential for each SCRAM mechanism asked for.
 
+`on_change` (set by a data dir, mockbroker/storage) is called after each change of a SCRAM credential
+(PLAIN passwords are configuration, as Kafka's JAAS entries, and are not stored).
+
 scramp is imported only when a SCRAM credential is made from a password, hashlib and hmac only when a
 credential is made or checked (the broker's start-up does not pay for them).
 """
@@ -13,6 +16,7 @@ credential is made or checked (the broker's start-up does not pay for them).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mockbroker.security.protocols import ALL_MECHANISMS
@@ -65,6 +69,11 @@ class Credentials:
     def __init__(self) -> None:
         self.plain: dict[str, str] = {}
         self.scram: dict[str, dict[str, ScramCredential]] = {}
+        self.on_change: Callable[[], None] | None = None  # a data dir's writer (mockbroker/storage)
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     def add_user(self, name: str, password: str, mechanisms: tuple[str, ...] | list[str] = ALL_MECHANISMS,
                  iterations: int = DEFAULT_ITERATIONS) -> None:
@@ -78,10 +87,13 @@ class Credentials:
                 continue
             else:
                 raise ValueError(f"unknown SASL mechanism {mechanism!r} (known: {', '.join(ALL_MECHANISMS)})")
+        if any(m in SCRAM_MECHANISMS for m in mechanisms):
+            self._changed()
 
     def remove_user(self, name: str) -> None:
         self.plain.pop(name, None)
-        self.scram.pop(name, None)
+        if self.scram.pop(name, None) is not None:
+            self._changed()
 
     def check_plain(self, name: str, password: str) -> bool:
         import hmac
@@ -94,6 +106,7 @@ class Credentials:
 
     def set_scram(self, name: str, mechanism: str, credential: ScramCredential) -> None:
         self.scram.setdefault(name, {})[mechanism] = credential
+        self._changed()
 
     def delete_scram(self, name: str, mechanism: str) -> bool:
         """Remove one SCRAM credential; False if there was none."""
@@ -103,6 +116,7 @@ class Credentials:
         del by_mechanism[mechanism]
         if not by_mechanism:
             del self.scram[name]
+        self._changed()
         return True
 
     def scram_users(self) -> list[str]:

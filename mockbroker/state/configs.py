@@ -7,6 +7,7 @@ Kafka's default (DEFAULT_CONFIG). DescribeConfigs shows exactly this.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -285,6 +286,8 @@ class BrokerConfig:
         self.static_values: dict[str, Any] = {}
         self.dynamic_default: dict[str, Any] = {}  # DYNAMIC_DEFAULT_BROKER_CONFIG (resource name "")
         self.dynamic_broker: dict[str, Any] = {}  # DYNAMIC_BROKER_CONFIG (resource name = node id)
+        # Called after a dynamic layer changed (a data dir stores them: mockbroker/storage).
+        self.on_dynamic_change: Callable[[], None] | None = None
         for key, raw in (overrides or {}).items():
             self.set(key, raw)
 
@@ -356,6 +359,8 @@ class BrokerConfig:
         layer.update(parsed)
         for key in touched:
             self._refresh(key)
+        if self.on_dynamic_change is not None:
+            self.on_dynamic_change()
 
     def alter_dynamic(self, ops: list[tuple[str, int, str | None]], *, per_broker: bool,
                       validate_only: bool = False) -> None:

@@ -444,11 +444,13 @@ class ConsumerGroup:
         self._cancel_timers(member.member_id)
         self.subscription_metadata = self._metadata_for(self.subscribed_topic_names())
         self.group_epoch += 1
+        self.coordinator.group_state_changed(self)
 
     def delete(self) -> None:
         for member_id in list(self.members):
             self._cancel_timers(member_id)
         self.dead = True
+        self.coordinator.group_state_changed(self)
 
     # -- offsets -----------------------------------------------------------------------------------
     def validate_offset_commit(self, member_id: str, group_instance_id: str | None, member_epoch: int,

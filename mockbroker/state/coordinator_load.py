@@ -12,6 +12,8 @@ What comes back, as in Kafka:
   assignments, and each member's session timer starts again: members that do not heartbeat within their
   session timeout are removed and the group rebalances (to Empty when none is left). A group stored Empty
   stays Empty with its offsets; its state time (what offset retention counts from) is the stored one.
+- KIP-848 consumer groups (consumer_group_load.py): group and assignment epochs, members with their
+  epochs, states and partitions, target assignments; each member's session timer starts again.
 - Transactional ids (TransactionStateManager.loadTransactionsForTxnTopicPartition, then the coordinator's
   onElection): producer id, epoch, timeout, state and partitions. An Ongoing transaction goes on, and is
   fenced and aborted once its timeout passes on the broker clock; one left in PrepareCommit/PrepareAbort
@@ -20,9 +22,9 @@ What comes back, as in Kafka:
 
 Loading writes nothing back to the internal topics (the listeners are off while state is rebuilt); what
 happens after it (timeouts, completions) is logged as usual. Record types this broker does not write
-(KIP-848 and share-group records) are skipped, as Kafka's loader skips unknown record types; a record
-that does not decode (a log written by something else) is skipped and told to `warn`, and the rest
-loads, so the broker starts and serves every other key. No I/O.
+(share-group and streams-group records, ConsumerGroupPartitionMetadata) are skipped, as Kafka's loader
+skips unknown record types; a record that does not decode (a log written by something else) is skipped
+and told to `warn`, and the rest loads, so the broker starts and serves every other key. No I/O.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ from mockbroker.protocol.coordinator_records import GroupMetadataValue
 from mockbroker.protocol.errors import DecodeError
 from mockbroker.state.classic_group import ClassicGroup
 from mockbroker.state.classic_members import ClassicMember
+from mockbroker.state.consumer_group_load import (
+    consumer_group_from_records,
+    replay_consumer_groups,
+    start_timers,
+)
 from mockbroker.state.coordinator_replay import (
     replay_group_metadata,
     replay_offsets,
@@ -68,6 +75,7 @@ def load_coordinators(cluster: Cluster, groups: Callable[[], GroupCoordinator], 
 def _check_offsets_record(record: Record) -> None:
     replay_offsets([record])
     replay_group_metadata([record])
+    replay_consumer_groups([record])
 
 
 def _check_txn_record(record: Record) -> None:
@@ -99,6 +107,8 @@ def load_groups(coordinator: GroupCoordinator, records: list[Record]) -> None:
         metadata = replay_group_metadata(records)
         for group_id, value in metadata.items():
             coordinator.groups[group_id] = classic_group_from_record(coordinator, group_id, value)
+        for group_id, stored in replay_consumer_groups(records).items():
+            coordinator.groups[group_id] = consumer_group_from_records(coordinator, group_id, stored)
         for group_id in loaded.groups():
             if group_id not in coordinator.groups:
                 coordinator.groups[group_id] = ClassicGroup(coordinator, group_id)  # a simple consumer group
@@ -109,6 +119,10 @@ def load_groups(coordinator: GroupCoordinator, records: list[Record]) -> None:
         if isinstance(group, ClassicGroup):
             for member in group.members.values():
                 group.reschedule_heartbeat(member)
+        else:
+            start_timers(group)
+            if coordinator.group_loaded is not None:
+                coordinator.group_loaded(group)
     if coordinator.groups:
         coordinator.ensure_cleanup()
 

@@ -10,6 +10,8 @@ the bytes).
   Empty, a tombstone when it is removed (Dead).
 - TransactionLogKey/TransactionLogValue at each state change of a transactional id, a tombstone when the
   id expires.
+- The ConsumerGroup* records of a KIP-848 group after each change of it (consumer_group_log.py), in one
+  batch.
 
 In-memory coordinator state stays what requests are served from; these records are the log Kafka keeps
 (coordinator_replay.py rebuilds that state from them). Records go into the partition's log directly, as
@@ -19,7 +21,7 @@ uncompressed batch per record. No I/O.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from mockbroker.protocol.coordinator_records import (
     GroupMetadataKey,
@@ -36,6 +38,7 @@ from mockbroker.protocol.coordinator_records import (
 )
 from mockbroker.protocol.records.batch import RecordBatch
 from mockbroker.protocol.records.builder import build_batch
+from mockbroker.state.consumer_group_log import ConsumerGroupLog
 from mockbroker.state.group_states import ClassicState
 from mockbroker.state.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, partition_of
 from mockbroker.state.txn_states import TxnState
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.state.classic_group_state import ClassicGroupState
     from mockbroker.state.cluster import Cluster
+    from mockbroker.state.consumer_groups import ConsumerGroup
     from mockbroker.state.offsets import CommittedOffset
     from mockbroker.state.txn_metadata import TxnMetadata
 
@@ -87,11 +91,16 @@ class CoordinatorLog:
     def __init__(self, cluster: Cluster, clock: Clock) -> None:
         self.cluster = cluster
         self.clock = clock
+        self.consumer_groups = ConsumerGroupLog(lambda group_id, records: self._append_all(OFFSETS_TOPIC, group_id,
+                                                                                           records))
 
     def _append(self, topic: str, key: str, record_key: bytes, record_value: bytes | None) -> None:
+        self._append_all(topic, key, [(record_key, record_value)])
+
+    def _append_all(self, topic: str, key: str, records: list[tuple[bytes, bytes | None]]) -> None:
         partition = partition_of(self.cluster, topic, key)
         now = self.clock.now_ms()
-        data = build_batch([(record_key, record_value)], base_timestamp=now)
+        data = build_batch(list(records), base_timestamp=now)
         partition.log.append(RecordBatch(data), now)
 
     def offset_changed(self, group_id: str, topic: str, partition: int, value: CommittedOffset | None) -> None:
@@ -99,8 +108,13 @@ class CoordinatorLog:
         self._append(OFFSETS_TOPIC, group_id, encode_key(OffsetCommitKey(group_id, topic, partition)),
                      None if value is None else encode_offset_commit_value(offset_value(value)))
 
-    def group_changed(self, group: ClassicGroupState) -> None:
-        """A classic group reached a state Kafka writes: Stable or Empty (its metadata), Dead (a tombstone)."""
+    def group_changed(self, group: ClassicGroupState | ConsumerGroup) -> None:
+        """A classic group reached a state Kafka writes: Stable or Empty (its metadata), Dead (a tombstone);
+        a consumer group changed (its changed records)."""
+        if group.group_type == "consumer":
+            self.consumer_groups.changed(cast("ConsumerGroup", group))
+            return
+        group = cast("ClassicGroupState", group)
         if group.state == ClassicState.DEAD:
             value: bytes | None = None
         elif group.state in (ClassicState.STABLE, ClassicState.EMPTY):

@@ -8,8 +8,8 @@ loaders (and compaction) treat them. What comes back:
   members with their subscriptions and assignments);
 - `replay_transactions`: a TxnMetadata per transactional id (producer id and epoch, state, partitions,
   timeout and timestamps).
-Record types this broker does not write (KIP-848 and share-group records, key versions 3 and up) are
-skipped. No I/O.
+The KIP-848 records (key types 3 to 8) are replayed by consumer_group_load.py; other types (share groups)
+are skipped here. No I/O.
 """
 
 from __future__ import annotations

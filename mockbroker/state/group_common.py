@@ -121,4 +121,5 @@ class GroupHost(Protocol):
     def ensure_cleanup(self) -> None: ...
 
     def group_state_changed(self, group: Any) -> None:
-        """A classic group moved in its state table (the coordinator's log records Stable, Empty, Dead)."""
+        """A classic group moved in its state table (the coordinator's log records Stable, Empty, Dead), or
+        a consumer group changed (its log writes the changed ConsumerGroup* records)."""

@@ -60,8 +60,11 @@ class GroupCoordinator:
         self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
         self.offsets = OffsetStore()
         self._cleanup_scheduled = False
-        # Told of each classic group state change (state/coordinator_log.py writes its records).
+        # Told of each classic group state change and each consumer group change (state/coordinator_log.py
+        # writes their records).
         self.group_listener: Callable[[Any], None] | None = None
+        # Told of each consumer group loaded from __consumer_offsets (what its records hold was written).
+        self.group_loaded: Callable[[Any], None] | None = None
 
     def group_state_changed(self, group: Any) -> None:
         if self.group_listener is not None:
@@ -366,6 +369,7 @@ def consumer_group_heartbeat(coordinator: GroupCoordinator, req: Msg, api_versio
                              client_host: str) -> Msg:
     assignors = [a.strip() for a in str(coordinator.setting("group.consumer.assignors")).split(",")
                  if a.strip() in ASSIGNORS]
+    group = None
     try:
         validate_heartbeat(req, api_version, assignors)
         group_id = req.group_id
@@ -396,6 +400,9 @@ def consumer_group_heartbeat(coordinator: GroupCoordinator, req: Msg, api_versio
             owned=req.topic_partitions)
     except KafkaError as exc:
         return heartbeat_error(exc.code, exc.message)
+    finally:
+        if isinstance(group, ConsumerGroup):
+            coordinator.group_state_changed(group)  # its records (state/consumer_group_log.py)
 
 
 def _not_found(group_id: str, group: Any) -> str:

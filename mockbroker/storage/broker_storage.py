@@ -5,7 +5,8 @@
 - A cluster in one process (brokers=N): one log directory per node, `<data dir>/node-<id>/`, each with
   its own meta.properties and checkpoints. This broker keeps one log per partition (not one per replica),
   so a partition's directory is in the log directory of its first replica (its preferred leader) only.
-- `<data dir>/mockbroker-metadata.json` (metadata.py): topics, ids, configs, the producer id block.
+- `<data dir>/mockbroker-metadata.json` (metadata.py): topics, ids, configs, the producer id block, and
+  (cluster_settings.py) dynamic broker configs, SCRAM credentials and ACL bindings.
 - Each log directory is locked (`.lock`, flock) while a broker uses it, and gets `.kafka_cleanshutdown`
   when the broker stops cleanly; without it the next start checks every batch past the recovery point.
 
@@ -37,6 +38,7 @@ from mockbroker.storage.checkpoints import (
     decode_offsets,
     encode_offsets,
 )
+from mockbroker.storage.cluster_settings import StoredSettings
 from mockbroker.storage.layout import (
     CLEAN_SHUTDOWN,
     LOCK,
@@ -58,6 +60,7 @@ from mockbroker.storage.partition_store import PartitionStore, index_interval
 from mockbroker.storage.recovery import recover_partition
 
 if TYPE_CHECKING:
+    from mockbroker.security import BrokerSecurity
     from mockbroker.state.aborted_index import AbortedIndex
     from mockbroker.state.cluster import Cluster, Partition, Topic
     from mockbroker.state.log import PartitionLog
@@ -146,10 +149,12 @@ class BrokerStorage:
     """The data dir of one MockBroker (the ClusterStore the cluster calls)."""
 
     def __init__(self, data_dir: Path, cluster: Cluster, node_ids: list[int],
-                 aborted_index: Callable[[], AbortedIndex] | None = None) -> None:
+                 aborted_index: Callable[[], AbortedIndex] | None = None,
+                 security: BrokerSecurity | None = None) -> None:
         self.data_dir = data_dir
         self.cluster = cluster
         self.aborted_index = aborted_index
+        self.settings = StoredSettings(cluster.config, security, node_ids[0])
         if len(node_ids) == 1:
             self.dirs = {node_ids[0]: LogDirectory(data_dir, node_ids[0])}
         else:
@@ -166,7 +171,9 @@ class BrokerStorage:
                                        [list(p.replicas) for p in t.partitions],
                                        [p.leader_epoch for p in t.partitions])
                   for t in self.cluster.topics.values()]
-        return metadata.ClusterMetadata(self.cluster.cluster_id, self.cluster.producer_id_block_end, topics)
+        meta = metadata.ClusterMetadata(self.cluster.cluster_id, self.cluster.producer_id_block_end, topics)
+        self.settings.fill(meta)
+        return meta
 
     # -- opening ---------------------------------------------------------------------------------
     def open(self, cluster_id_given: bool) -> None:
@@ -183,7 +190,7 @@ class BrokerStorage:
         except OSError as exc:
             self.close(clean=False)
             raise DataDirError(f"cannot use the data dir {self.data_dir}: {exc}") from exc
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             self.close(clean=False)
             raise DataDirError(f"{self.data_dir / metadata.FILE_NAME} does not parse ({exc}): fix or remove it "
                                "(the partition directories are then loaded with default configs)") from exc
@@ -194,6 +201,8 @@ class BrokerStorage:
         if meta is not None:
             self.cluster.skip_producer_ids_below(meta.next_producer_id)
         self._load(meta or metadata.ClusterMetadata(), has_metadata=meta is not None)
+        self.settings.load(meta or metadata.ClusterMetadata(), log.warning)
+        self.settings.attach(lambda: self._guarded(self.metadata_changed))
         self.cluster.storage = self
         for topic in self.cluster.topics.values():
             for p in topic.partitions:
@@ -368,6 +377,7 @@ class BrokerStorage:
                 self._guarded(d.write_all_checkpoints)
             self._guarded(self.metadata_changed)
         self.closed = True
+        self.settings.attach(None)
         for d in self.dirs.values():
             try:
                 d.close(clean and all(s.failed is None for s, _ in d.partitions.values()))
@@ -395,8 +405,10 @@ def data_dir_from_config(config: dict[str, object]) -> str | None:
 
 
 def open_storage(data_dir: str | os.PathLike[str], cluster: Cluster, node_ids: list[int], *,
-                 cluster_id_given: bool, aborted_index: Callable[[], AbortedIndex] | None = None) -> BrokerStorage:
-    """Open (create, lock, load) a data dir for the cluster; raises DataDirError when it cannot be used."""
-    storage = BrokerStorage(Path(data_dir), cluster, node_ids, aborted_index)
+                 cluster_id_given: bool, aborted_index: Callable[[], AbortedIndex] | None = None,
+                 security: BrokerSecurity | None = None) -> BrokerStorage:
+    """Open (create, lock, load) a data dir for the cluster, with the users and ACLs of `security`; raises
+    DataDirError when it cannot be used."""
+    storage = BrokerStorage(Path(data_dir), cluster, node_ids, aborted_index, security)
     storage.open(cluster_id_given)
     return storage

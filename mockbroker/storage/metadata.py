@@ -1,13 +1,20 @@
 """What Kafka keeps in its metadata log (`__cluster_metadata`), as one JSON file under the data dir.
 
 `<data dir>/mockbroker-metadata.json`, rewritten atomically when a topic is created or deleted, gets
-partitions, has its configs changed, or when a new block of producer ids is entered:
+partitions, has its configs changed, when a new block of producer ids is entered, and when a dynamic
+broker config, a SCRAM credential or an ACL binding changes (cluster_settings.py reads and writes those):
 
     {"version": 1, "cluster_id": "...", "next_producer_id": 2000,
      "topics": [{"name": "t", "topic_id": "<base64 uuid>", "configs": {"cleanup.policy": "compact"},
-                 "partitions": [{"replicas": [1], "leader_epoch": 0}]}]}
+                 "partitions": [{"replicas": [1], "leader_epoch": 0}]}],
+     "broker_configs": {"": {"log.retention.ms": "1000"}, "1": {...}},      (Kafka's ConfigRecords)
+     "scram_credentials": [{"name": "alice", "mechanism": "SCRAM-SHA-256", "salt": "<base64>",
+                            "stored_key": "<base64>", "server_key": "<base64>", "iterations": 4096}],
+     "acls": [{"resource_type": "TOPIC", "resource_name": "t", "pattern_type": "LITERAL",
+               "principal": "User:bob", "host": "*", "operation": "READ", "permission": "DENY"}]}
 
-Not kept (yet): dynamic broker configs, SCRAM users, ACLs, group and transaction coordinator state.
+The last three are optional (a file written before they were kept loads without them). Group and
+transaction coordinator state is in __consumer_offsets / __transaction_state, as Kafka keeps it.
 """
 
 from __future__ import annotations
@@ -36,6 +43,10 @@ class ClusterMetadata:
     cluster_id: str | None = None
     next_producer_id: int = 0
     topics: list[TopicRecord] = field(default_factory=list)
+    # As JSON holds them; cluster_settings.py turns them into the broker's objects and back.
+    broker_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    scram_credentials: list[dict[str, Any]] = field(default_factory=list)
+    acls: list[dict[str, str]] = field(default_factory=list)
 
 
 def encode(meta: ClusterMetadata) -> bytes:
@@ -47,6 +58,9 @@ def encode(meta: ClusterMetadata) -> bytes:
                     "partitions": [{"replicas": r, "leader_epoch": e} for r, e in zip(t.replicas, t.leader_epochs,
                                                                                        strict=True)]}
                    for t in meta.topics],
+        "broker_configs": meta.broker_configs,
+        "scram_credentials": meta.scram_credentials,
+        "acls": meta.acls,
     }
     return (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
 
@@ -61,7 +75,12 @@ def decode(text: str) -> ClusterMetadata:
         parse_kafka_uuid(t["topic_id"])
         topics.append(TopicRecord(t["name"], t["topic_id"], {str(k): str(v) for k, v in t["configs"].items()},
                                   [list(p["replicas"]) for p in parts], [int(p["leader_epoch"]) for p in parts]))
-    return ClusterMetadata(doc.get("cluster_id"), int(doc.get("next_producer_id", 0)), topics)
+    broker_configs = {str(name): {str(k): str(v) for k, v in configs.items()}
+                      for name, configs in doc.get("broker_configs", {}).items()}
+    scram = [dict(c) for c in doc.get("scram_credentials", [])]
+    acls = [{str(k): str(v) for k, v in b.items()} for b in doc.get("acls", [])]
+    return ClusterMetadata(doc.get("cluster_id"), int(doc.get("next_producer_id", 0)), topics, broker_configs,
+                           scram, acls)
 
 
 __all__ = ["FILE_NAME", "ClusterMetadata", "TopicRecord", "decode", "encode", "kafka_uuid"]
