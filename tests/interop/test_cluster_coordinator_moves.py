@@ -12,7 +12,7 @@ read every record, and the group's committed offsets reach the end of every part
 moves with its coordinator, so the member stays in its generation (classic) or epoch (KIP-848): no
 rebalance, hence no record read twice (Kafka's consumers read a record again only after a rebalance that
 came before its offset was committed). KafkaJS is the exception Kafka allows: it rejoins on NOT_COORDINATOR
-(as the same member), which starts a new generation.
+(as the same member), and the rejoin of the group's leader starts a new generation.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class KafkaJSMember:
         self.out_path, self.err_path = tmp_path / "stdout", tmp_path / "stderr"
         args = {"bootstrap": broker.bootstrap_servers, "topic": topic, "group_id": group, "commit": True,
                 "idle_ms": self.IDLE_MS, "timeout_ms": 150_000, "deadline_ms": 200_000,
-                "consumer": {"sessionTimeout": 10_000, "heartbeatInterval": 500}}
+                "consumer": {"sessionTimeout": 30_000, "heartbeatInterval": 500}}
         argv, env = kafkajs_argv("consume")
         with self.out_path.open("wb") as out_file, self.err_path.open("wb") as err_file:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out_file, stderr=err_file, env=env)
@@ -236,7 +236,7 @@ class ConfluentMember(ThreadMember):
                                      "enable.auto.commit": False, "reconnect.backoff.ms": 20,
                                      "reconnect.backoff.max.ms": 200}
         if protocol == "classic":
-            self.conf.update({"session.timeout.ms": 10_000, "heartbeat.interval.ms": 500})
+            self.conf.update({"session.timeout.ms": 30_000, "heartbeat.interval.ms": 500})
         self.topic = topic
 
     def consume(self) -> None:
@@ -281,7 +281,7 @@ class KafkaPythonMember(ThreadMember):
 
         consumer = KafkaConsumer(bootstrap_servers=self.broker.bootstrap_servers.split(","), group_id=self.group,
                                  auto_offset_reset="earliest", enable_auto_commit=False,
-                                 session_timeout_ms=10_000, heartbeat_interval_ms=500, retry_backoff_ms=50,
+                                 session_timeout_ms=30_000, heartbeat_interval_ms=500, retry_backoff_ms=50,
                                  reconnect_backoff_ms=20, reconnect_backoff_max_ms=200)
         try:
             consumer.subscribe([self.topic], listener=Listener())
@@ -322,7 +322,7 @@ class AiokafkaMember(ThreadMember):
 
         consumer = AIOKafkaConsumer(bootstrap_servers=self.broker.bootstrap_servers, group_id=self.group,
                                     auto_offset_reset="earliest", enable_auto_commit=False,
-                                    session_timeout_ms=10_000, heartbeat_interval_ms=500, retry_backoff_ms=50)
+                                    session_timeout_ms=30_000, heartbeat_interval_ms=500, retry_backoff_ms=50)
         consumer.subscribe([self.topic], listener=Listener())
         await consumer.start()
         try:
@@ -446,9 +446,9 @@ def test_a_group_reads_every_record_of_a_chaos_run_across_coordinator_moves(mock
     read = consumer.values()
     assert set(read) == set(in_log), f"{len(set(in_log) - set(read))} records never read"
     if client in REJOINS_ON_NOT_COORDINATOR:
-        # It rejoins as the same member (the new coordinator knew it), and the group rebalances: records
+        # It rejoins as the same member (the new coordinator knew it), and the group may rebalance: records
         # read again since its last commit are what Kafka allows then.
-        assert after[0] > before[0] and after[1] == before[1], (before, after)
+        assert after[0] >= before[0] and after[1] == before[1], (before, after)
     else:
         assert (rebalances, after) == (0, before)
         assert len(read) == len(in_log), "records read twice without a rebalance"
