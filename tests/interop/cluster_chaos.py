@@ -4,14 +4,15 @@
 requests since the last step (so the failures interleave with the writes however fast the machine), it
 moves the leader of one partition to another live ISR
 member (MOVES moves in all), stops a node a third of the way through and starts it again at two thirds,
-then gives every partition its preferred leader back. Every step goes through the broker's thread-safe
-failure API. `check_exactly_once_in_order` then judges the log against what the client was told.
+then gives every partition its preferred leader back; `at_step` adds calls of the test's own at given
+steps (a coordinator move). Every step goes through the broker's thread-safe failure API. `check_exactly_once_in_order` then judges the log against what the client was told.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from mockbroker import MockBroker
 
@@ -28,9 +29,11 @@ def make_topic(broker: MockBroker, name: str, partitions: int) -> None:
 
 
 class Chaos(threading.Thread):
-    def __init__(self, broker: MockBroker, topic: str, partitions: int) -> None:
+    def __init__(self, broker: MockBroker, topic: str, partitions: int,
+                 at_step: dict[int, Callable[[], None]] | None = None) -> None:
         super().__init__(name="chaos", daemon=True)
         self.broker, self.topic, self.partitions = broker, topic, partitions
+        self.at_step = dict(at_step or {})
         self.moves = 0
         self.produced = len(broker.received(PRODUCE))
         self.error: BaseException | None = None
@@ -44,6 +47,8 @@ class Chaos(threading.Thread):
                     self.broker.stop_node(STOPPED_NODE)
                 if step == 2 * MOVES // 3:
                     self.broker.start_node(STOPPED_NODE)
+                if step in self.at_step:
+                    self.at_step[step]()
                 partition = step % self.partitions
                 state = self.broker.partition_state(self.topic, partition)
                 live = [n for n in state.isr if n not in state.offline_replicas and n != state.leader]
