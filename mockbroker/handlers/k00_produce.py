@@ -25,22 +25,29 @@
 - A partition named several times in one request (in one topic entry or in several entries of the same
   topic) is appended once, with its last copy, and answered once, as Kafka's KafkaApis does (it collects
   the request's partitions into a map keyed by topic-partition).
+- The per-request bound (handlers/request_steps.py): partitions are appended in the request's order;
+  once a step has held the event loop for mockbroker.max.request.step.ms, the rest is done one step per
+  loop pass, so other connections are served between heavy partitions. One partition's checks, validation
+  and append are never split; each step looks up the topic, leadership and ISR again. The answer (or
+  none: acks=0, a close on failure; or the acks=all wait) is the same as in one go.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, cast
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import CloseConnection, handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.delayed_produce import Waiting, must_wait, wait_for_replicas
 from mockbroker.handlers.leader_hints import current_leader, node_endpoints
+from mockbroker.handlers.request_steps import let_others_run, now_s, step_seconds
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
+from mockbroker.state.cluster import Topic
 from mockbroker.state.leadership import check_min_insync
 from mockbroker.state.log import PartitionLog
 from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
@@ -84,86 +91,147 @@ def _release_frame(req: Msg, appended: list[tuple[PartitionLog, int]]) -> None:
 
 @handler(API_KEY, 0, 13)
 def handle_produce(ctx: RequestContext, header: RequestHeader,
-                   req: Msg) -> Msg | CloseConnection | Awaitable[Msg] | None:
-    v = header.api_version
-    cluster = ctx.cluster
-    node = ctx.node
-    now = node.clock.now_ms()
-    acks = req.acks
-    responses = []
-    hinted: set[int] = set()
-    appended: list[tuple[PartitionLog, int]] = []  # the logs appended to, with their end offset before
-    waiting: Waiting = []  # acks=all: what the ISR must have before the answer (handlers/delayed_produce.py)
-    for td, partition_data in _unique_partitions(req, v >= 13):
-        if v >= 13:
-            topic = cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
-            missing = ErrorCode.UNKNOWN_TOPIC_ID
-        else:
-            topic = cluster.topic(td.name)
-            missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        parts = []
-        for pd in partition_data:
-            partition = topic.partition(pd.index) if topic is not None else None
-            if partition is None:
-                parts.append(_partition_response(pd.index, missing if topic is None else
-                                                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
-                continue
-            tp = f"{partition.topic.name}-{partition.index}"
+                   req: Msg) -> Msg | CloseConnection | Awaitable[Msg | CloseConnection | None] | None:
+    run = _Produce(ctx, header.api_version, req)
+    if run.step():
+        return run.answer()
+    return _in_steps(run)
+
+
+async def _in_steps(run: _Produce) -> Msg | CloseConnection | None:
+    """The rest of a request whose first step ran past mockbroker.max.request.step.ms: one step after each
+    pass of the event loop (handlers/request_steps.py), then the same answer (acks=all may wait on)."""
+    try:
+        while True:
+            await let_others_run()
+            if run.step():
+                break
+    finally:
+        _release_frame(run.req, run.appended)
+    result = run.answer()
+    if result is None or isinstance(result, (Msg, CloseConnection)):
+        return result
+    return await cast(Awaitable[Msg], result)  # acks=all waiting for a stalled follower (delayed_produce.py)
+
+
+class _Produce:
+    """One Produce request, appended partition by partition in the request's order. A step appends
+    partitions until it has held the loop for mockbroker.max.request.step.ms; a partition's checks,
+    validation and append are never split. What may change while the request waits between steps (the
+    topic deleted or re-created, the leader moved, the ISR shrunk, the partition appended to by another
+    connection) is looked up again for each partition, as if the request had just arrived."""
+
+    __slots__ = ("ctx", "v", "req", "topics", "responses", "hinted", "appended", "waiting", "topic_at", "partition_at")
+
+    def __init__(self, ctx: RequestContext, v: int, req: Msg) -> None:
+        self.ctx = ctx
+        self.v = v
+        self.req = req
+        self.topics = _unique_partitions(req, v >= 13)
+        self.responses: list[Msg] = []
+        self.hinted: set[int] = set()
+        self.appended: list[tuple[PartitionLog, int]] = []  # the logs appended to, with their end offset before
+        self.waiting: Waiting = []  # acks=all: what the ISR must have before the answer (delayed_produce.py)
+        self.topic_at = 0  # where the next step starts: the topic entry and the partition in it
+        self.partition_at = 0
+
+    def step(self) -> bool:
+        """Append partitions from where the last step stopped; True once every partition is done, False
+        when this step has run past the bound with partitions left."""
+        cluster = self.ctx.cluster
+        now = self.ctx.node.clock.now_ms()
+        started = now_s()
+        bound = -1.0
+        topics = self.topics
+        first = True
+        while self.topic_at < len(topics):
+            td, partition_data = topics[self.topic_at]
+            if self.partition_at == 0:
+                parts: list[Msg] = []
+                self.responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=parts))
+            else:
+                parts = self.responses[-1].partition_responses
+            if self.v >= 13:
+                topic = cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
+                missing = ErrorCode.UNKNOWN_TOPIC_ID
+            else:
+                topic = cluster.topic(td.name)
+                missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            while self.partition_at < len(partition_data):
+                if not first:
+                    if bound < 0:
+                        bound = step_seconds(cluster)
+                    if now_s() - started > bound:
+                        return False
+                first = False
+                parts.append(self._append(topic, missing, partition_data[self.partition_at], now))
+                self.partition_at += 1
+            self.topic_at += 1
+            self.partition_at = 0
+        return True
+
+    def _append(self, topic: Topic | None, missing: int, pd: Msg, now: int) -> Msg:
+        """One partition: Kafka's checks in order, then the append; its answer."""
+        v = self.v
+        acks = self.req.acks
+        node = self.ctx.node
+        partition = topic.partition(pd.index) if topic is not None else None
+        if partition is None:
+            return _partition_response(pd.index, missing if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        tp = f"{partition.topic.name}-{partition.index}"
+        try:
+            check_produce_records(pd.records, v, tp)
+        except KafkaError as exc:
+            return _partition_response(pd.index, exc.code)
+        if acks not in (-1, 0, 1):
+            return _partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS)
+        if partition.topic.internal:
+            # Kafka's ReplicaManager: "Cannot append to internal topic" (its coordinators write them).
+            return _partition_response(pd.index, ErrorCode.INVALID_TOPIC_EXCEPTION)
+        if not node.leads(partition):
+            answer = _partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            hint = current_leader(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            if hint is not None and v >= 10:
+                answer.current_leader = hint
+                self.hinted.add(hint.leader_id)
+            return answer
+        if acks == -1:
             try:
-                check_produce_records(pd.records, v, tp)
+                check_min_insync(partition)
             except KafkaError as exc:
-                parts.append(_partition_response(pd.index, exc.code))
-                continue
-            if acks not in (-1, 0, 1):
-                parts.append(_partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
-                continue
-            if partition.topic.internal:
-                # Kafka's ReplicaManager: "Cannot append to internal topic" (its coordinators write them).
-                parts.append(_partition_response(pd.index, ErrorCode.INVALID_TOPIC_EXCEPTION))
-                continue
-            if not node.leads(partition):
-                parts.append(_partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
-                hint = current_leader(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-                if hint is not None and v >= 10:
-                    parts[-1].current_leader = hint
-                    hinted.add(hint.leader_id)
-                continue
-            if acks == -1:
-                try:
-                    check_min_insync(partition)
-                except KafkaError as exc:
-                    parts.append(_partition_response(pd.index, exc.code))
-                    continue
-            try:
-                cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
-                appended.append((partition.log, partition.log.log_end_offset))
-                result = node.appender.append_records(partition, pd.records, v, now, req.transactional_id)
-            except BatchRejected as exc:
-                errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message)
-                        for e in exc.record_errors]
-                parts.append(_partition_response(pd.index, exc.code, exc.message, record_errors=errs,
-                                                 log_start_offset=partition.log.log_start_offset))
-                continue
-            except RejectedBeforeAppend as exc:
-                parts.append(_partition_response(pd.index, exc.code))
-                continue
-            except KafkaError as exc:
-                parts.append(_partition_response(pd.index, exc.code,
-                                                 log_start_offset=partition.log.log_start_offset))
-                continue
-            parts.append(_partition_response(pd.index, ErrorCode.NONE, None, result.base_offset,
-                                             result.log_append_time_ms, result.log_start_offset))
-            if acks == -1:
-                waiting.append((partition, partition.log.log_end_offset, parts[-1]))
-        responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=parts))
-    _release_frame(req, appended)
-    if acks == 0:
-        # No response; but a failed partition closes the connection so the client notices (KafkaApis).
-        failed = [p for t in responses for p in t.partition_responses if p.error_code != ErrorCode.NONE]
-        return CloseConnection(f"acks=0 produce failed on {len(failed)} partition(s)") if failed else None
-    response = Msg(responses=responses, throttle_time_ms=0)
-    if hinted:
-        response.node_endpoints = node_endpoints(ctx, hinted)
-    if waiting and must_wait(node.node_id, waiting):
-        return wait_for_replicas(node.node_id, waiting, req.timeout_ms, response)
-    return response
+                return _partition_response(pd.index, exc.code)
+        try:
+            self.ctx.cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
+            self.appended.append((partition.log, partition.log.log_end_offset))
+            result = node.appender.append_records(partition, pd.records, v, now, self.req.transactional_id)
+        except BatchRejected as exc:
+            errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message) for e in exc.record_errors]
+            return _partition_response(pd.index, exc.code, exc.message, record_errors=errs,
+                                       log_start_offset=partition.log.log_start_offset)
+        except RejectedBeforeAppend as exc:
+            return _partition_response(pd.index, exc.code)
+        except KafkaError as exc:
+            return _partition_response(pd.index, exc.code, log_start_offset=partition.log.log_start_offset)
+        answer = _partition_response(pd.index, ErrorCode.NONE, None, result.base_offset, result.log_append_time_ms,
+                                     result.log_start_offset)
+        if acks == -1:
+            self.waiting.append((partition, partition.log.log_end_offset, answer))
+        return answer
+
+    def answer(self) -> Msg | CloseConnection | Awaitable[Msg] | None:
+        """The request's answer once every partition is done: none for acks=0 (a close when one failed),
+        else the response, after the ISR caught up for acks=all when a follower is stalled."""
+        req = self.req
+        _release_frame(req, self.appended)
+        self.appended = []
+        if req.acks == 0:
+            # No response; but a failed partition closes the connection so the client notices (KafkaApis).
+            failed = [p for t in self.responses for p in t.partition_responses if p.error_code != ErrorCode.NONE]
+            return CloseConnection(f"acks=0 produce failed on {len(failed)} partition(s)") if failed else None
+        response = Msg(responses=self.responses, throttle_time_ms=0)
+        if self.hinted:
+            response.node_endpoints = node_endpoints(self.ctx, self.hinted)
+        node_id = self.ctx.node.node_id
+        if self.waiting and must_wait(node_id, self.waiting):
+            return wait_for_replicas(node_id, self.waiting, req.timeout_ms, response)
+        return response
