@@ -5,8 +5,8 @@ step looks at the state afresh (topic deleted, leader moved, the partition appen
 
 from __future__ import annotations
 
+import select
 import threading
-from collections.abc import Coroutine
 from typing import Any
 
 import pytest
@@ -14,21 +14,23 @@ import pytest
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import CloseConnection
 from mockbroker.handlers.k00_produce import handle_produce
+from mockbroker.handlers.k01_fetch import handle_fetch
 from mockbroker.handlers.request_steps import STEP_MS
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
-from mockbroker.protocol.messages import Msg
+from mockbroker.protocol.messages import Msg, decode_request, encode_request
 from mockbroker.protocol.records.batch import Codec
+from mockbroker.protocol.records.legacy import parse_message_set
 from mockbroker.server import MockBroker
 from mockbroker.state import validation
 from mockbroker.state.configs import BROKER_CONFIGS
-from tests.handlers.conftest import make_batch, produce_body
+from tests.handlers.conftest import fetch_body, fetch_partition, fetch_topic, make_batch, produce_body
 from tests.handlers.test_cluster import connect_to
 from tests.handlers.test_cluster_replication import wait_for
 from tests.handlers.test_produce_records import batch_of, rec
 from tests.rawclient import RawClient
 
-PRODUCE, LIST_OFFSETS = 0, 2
+PRODUCE, FETCH, LIST_OFFSETS = 0, 1, 2
 PARTITIONS = 9
 
 
@@ -157,7 +159,7 @@ def _call(broker: MockBroker, records: list[bytes | bytearray], *, acks: int = 1
     return handle_produce(ctx, RequestHeader(PRODUCE, version, 1, "steps"), req)
 
 
-def _next_step(coro: Coroutine[Any, Any, Any]) -> Any:
+def _next_step(coro: Any) -> Any:
     """Run the handler's coroutine to its next pause (None) or to its end (its answer)."""
     try:
         coro.send(None)
@@ -237,3 +239,60 @@ def test_a_stepped_acks_all_request_then_waits_for_a_stalled_follower() -> None:
         broker.resume_node(2)
     late = ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
     assert _answers(resp) == [(0, late, 0), (1, late, 0), (2, late, 0)]
+
+
+# -- Fetch v0-v3: down-conversion in steps -------------------------------------------------------------
+
+
+def _fetch_v3(topic: str, partitions: int) -> dict[str, Any]:
+    return fetch_body([fetch_topic(topic, *[fetch_partition(i, 0, partition_max_bytes=64 << 20)
+                                            for i in range(partitions)])])
+
+
+def test_other_connections_are_served_while_a_fetch_is_down_converted() -> None:
+    # Nine partitions of 100,000 gzip records each, fetched at v3 (magic 1): one partition converted per step
+    # (mockbroker.max.request.step.ms 0). Another connection is answered while the fetch is not yet.
+    count = 100_000
+    batch = bytes(batch_of(b"".join(rec(i) for i in range(count)), count, Codec.GZIP))
+    with MockBroker(config={STEP_MS: 0}).run_in_thread() as broker:
+        broker.create_topic("t", partitions=PARTITIONS)
+        with RawClient(broker.host, broker.port, timeout=300) as heavy:
+            resp = heavy.request(PRODUCE, 9, _heavy_produce(batch, -1))
+            assert all(p.error_code == 0 for p in resp.responses[0].partition_responses)
+            heavy.send(FETCH, 3, _fetch_v3("t", PARTITIONS))
+            # received() is answered on the broker's loop: once the fetch is being handled, between two steps.
+            assert [r.api_version for r in broker.received(FETCH)] == [3]
+            with RawClient(broker.host, broker.port, timeout=300) as other:
+                assert other.request(18, 3, {"client_software_name": "x", "client_software_version": "1"}
+                                     ).error_code == ErrorCode.NONE
+            # Answered while the fetch's answer is not there yet (without steps it is written first).
+            assert select.select([heavy.sock], [], [], 0)[0] == []
+            _, fetched = heavy.recv(FETCH, 3)
+    parts = fetched.responses[0].partitions
+    assert [(p.partition_index, p.error_code) for p in parts] == [(i, 0) for i in range(PARTITIONS)]
+    for p in parts:
+        messages = parse_message_set(bytes(p.records))
+        assert len(messages) == count and {m.magic for m in messages} == {1}
+        assert (messages[0].offset, messages[-1].offset) == (0, count - 1)
+
+
+def test_a_stepped_down_conversion_answers_as_one_in_one_go() -> None:
+    broker = MockBroker(config={STEP_MS: 0})
+    broker.create_topic("t", partitions=3)
+    produced = _call(broker, [make_batch(b"a", b"b"), make_batch(b"c"), make_batch(b"d", b"e", b"f")])
+    while (resp := _next_step(produced)) is None:
+        pass
+    assert _answers(resp) == [(0, 0, 0), (1, 0, 0), (2, 0, 0)]
+    ctx = RequestContext(node=broker.nodes[1], listener=broker.cluster.listeners[0], connection_id=1,
+                         client_host="127.0.0.1", client_port=1)
+    req = decode_request(FETCH, 3, encode_request(FETCH, 3, _fetch_v3("t", 3)).getvalue())
+    coro = handle_fetch(ctx, RequestHeader(FETCH, 3, 1, "steps"), req)
+    assert _next_step(coro) is None and _next_step(coro) is None  # three partitions, three steps
+    stepped = _next_step(coro)
+    broker.cluster.config.set(STEP_MS, 1000)
+    whole = handle_fetch(ctx, RequestHeader(FETCH, 3, 2, "steps"), req)
+    assert isinstance(whole, Msg) and isinstance(stepped, Msg)
+    assert [[bytes(b) for b in p.records] for p in stepped.responses[0].partitions] == [
+        [bytes(b) for b in p.records] for p in whole.responses[0].partitions]
+    values = [[m.value for m in parse_message_set(b"".join(p.records))] for p in stepped.responses[0].partitions]
+    assert values == [[b"a", b"b"], [b"c"], [b"d", b"e", b"f"]]
