@@ -92,146 +92,139 @@ def _release_frame(req: Msg, appended: list[tuple[PartitionLog, int]]) -> None:
 @handler(API_KEY, 0, 13)
 def handle_produce(ctx: RequestContext, header: RequestHeader,
                    req: Msg) -> Msg | CloseConnection | Awaitable[Msg | CloseConnection | None] | None:
-    run = _Produce(ctx, header.api_version, req)
-    if run.step():
-        return run.answer()
-    return _in_steps(run)
+    v = header.api_version
+    topics = _unique_partitions(req, v >= 13)
+    now = ctx.node.clock.now_ms()
+    responses: list[Msg] = []
+    hinted: set[int] = set()
+    appended: list[tuple[PartitionLog, int]] = []  # the logs appended to, with their end offset before
+    waiting: Waiting = []  # acks=all: what the ISR must have before the answer (handlers/delayed_produce.py)
+    started = now_s()
+    bound = -1.0
+    first = True
+    for ti, (td, partition_data) in enumerate(topics):
+        topic, missing = _topic_of(ctx, td, v)
+        parts: list[Msg] = []
+        responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=parts))
+        for pi, pd in enumerate(partition_data):
+            if not first:
+                if bound < 0:
+                    bound = step_seconds(ctx.cluster)
+                if now_s() - started > bound:  # the rest in steps (handlers/request_steps.py)
+                    rest = [(t, p) for t in range(ti, len(topics)) for p in topics[t][1][(pi if t == ti else 0):]]
+                    return _in_steps(ctx, v, req, topics, rest, responses, hinted, appended, waiting)
+            first = False
+            parts.append(_append_partition(ctx, v, req, topic, missing, pd, now, hinted, appended, waiting))
+    _release_frame(req, appended)
+    return _answer(ctx, req, responses, hinted, waiting)
 
 
-async def _in_steps(run: _Produce) -> Msg | CloseConnection | None:
-    """The rest of a request whose first step ran past mockbroker.max.request.step.ms: one step after each
-    pass of the event loop (handlers/request_steps.py), then the same answer (acks=all may wait on)."""
+async def _in_steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Msg, list[Msg]]],
+                    rest: list[tuple[int, Msg]], responses: list[Msg], hinted: set[int],
+                    appended: list[tuple[PartitionLog, int]], waiting: Waiting) -> Msg | CloseConnection | None:
+    """The partitions left when the request's first step ran past mockbroker.max.request.step.ms (`rest`:
+    each with the index of its topic entry), one step after each pass of the event loop. What may change
+    between steps (the topic deleted or re-created, the leader moved, the ISR shrunk, the partition appended
+    to by another connection) is looked up again in each step, as if the request had just arrived; one
+    partition's checks, validation and append are never split."""
+    at = 0
     try:
-        while True:
+        while at < len(rest):
             await let_others_run()
-            if run.step():
-                break
+            now = ctx.node.clock.now_ms()
+            started = now_s()
+            bound = step_seconds(ctx.cluster)
+            looked_up: dict[int, tuple[Topic | None, int]] = {}
+            first = True
+            while at < len(rest) and (first or now_s() - started <= bound):
+                first = False
+                t, pd = rest[at]
+                td = topics[t][0]
+                if t == len(responses):
+                    responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=[]))
+                if t not in looked_up:
+                    looked_up[t] = _topic_of(ctx, td, v)
+                topic, missing = looked_up[t]
+                responses[t].partition_responses.append(
+                    _append_partition(ctx, v, req, topic, missing, pd, now, hinted, appended, waiting))
+                at += 1
     finally:
-        _release_frame(run.req, run.appended)
-    result = run.answer()
+        _release_frame(req, appended)
+    result = _answer(ctx, req, responses, hinted, waiting)
     if result is None or isinstance(result, (Msg, CloseConnection)):
         return result
     return await cast(Awaitable[Msg], result)  # acks=all waiting for a stalled follower (delayed_produce.py)
 
 
-class _Produce:
-    """One Produce request, appended partition by partition in the request's order. A step appends
-    partitions until it has held the loop for mockbroker.max.request.step.ms; a partition's checks,
-    validation and append are never split. What may change while the request waits between steps (the
-    topic deleted or re-created, the leader moved, the ISR shrunk, the partition appended to by another
-    connection) is looked up again for each partition, as if the request had just arrived."""
+def _topic_of(ctx: RequestContext, td: Msg, v: int) -> tuple[Topic | None, int]:
+    """A topic entry's topic (by id from v13), and the error for its partitions when there is none."""
+    if v >= 13:
+        topic = ctx.cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
+        return topic, ErrorCode.UNKNOWN_TOPIC_ID
+    return ctx.cluster.topic(td.name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
-    __slots__ = ("ctx", "v", "req", "topics", "responses", "hinted", "appended", "waiting", "topic_at", "partition_at")
 
-    def __init__(self, ctx: RequestContext, v: int, req: Msg) -> None:
-        self.ctx = ctx
-        self.v = v
-        self.req = req
-        self.topics = _unique_partitions(req, v >= 13)
-        self.responses: list[Msg] = []
-        self.hinted: set[int] = set()
-        self.appended: list[tuple[PartitionLog, int]] = []  # the logs appended to, with their end offset before
-        self.waiting: Waiting = []  # acks=all: what the ISR must have before the answer (delayed_produce.py)
-        self.topic_at = 0  # where the next step starts: the topic entry and the partition in it
-        self.partition_at = 0
-
-    def step(self) -> bool:
-        """Append partitions from where the last step stopped; True once every partition is done, False
-        when this step has run past the bound with partitions left."""
-        cluster = self.ctx.cluster
-        now = self.ctx.node.clock.now_ms()
-        started = now_s()
-        bound = -1.0
-        topics = self.topics
-        first = True
-        while self.topic_at < len(topics):
-            td, partition_data = topics[self.topic_at]
-            if self.partition_at == 0:
-                parts: list[Msg] = []
-                self.responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=parts))
-            else:
-                parts = self.responses[-1].partition_responses
-            if self.v >= 13:
-                topic = cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
-                missing = ErrorCode.UNKNOWN_TOPIC_ID
-            else:
-                topic = cluster.topic(td.name)
-                missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            while self.partition_at < len(partition_data):
-                if not first:
-                    if bound < 0:
-                        bound = step_seconds(cluster)
-                    if now_s() - started > bound:
-                        return False
-                first = False
-                parts.append(self._append(topic, missing, partition_data[self.partition_at], now))
-                self.partition_at += 1
-            self.topic_at += 1
-            self.partition_at = 0
-        return True
-
-    def _append(self, topic: Topic | None, missing: int, pd: Msg, now: int) -> Msg:
-        """One partition: Kafka's checks in order, then the append; its answer."""
-        v = self.v
-        acks = self.req.acks
-        node = self.ctx.node
-        partition = topic.partition(pd.index) if topic is not None else None
-        if partition is None:
-            return _partition_response(pd.index, missing if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        tp = f"{partition.topic.name}-{partition.index}"
-        try:
-            check_produce_records(pd.records, v, tp)
-        except KafkaError as exc:
-            return _partition_response(pd.index, exc.code)
-        if acks not in (-1, 0, 1):
-            return _partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS)
-        if partition.topic.internal:
-            # Kafka's ReplicaManager: "Cannot append to internal topic" (its coordinators write them).
-            return _partition_response(pd.index, ErrorCode.INVALID_TOPIC_EXCEPTION)
-        if not node.leads(partition):
-            answer = _partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-            hint = current_leader(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-            if hint is not None and v >= 10:
-                answer.current_leader = hint
-                self.hinted.add(hint.leader_id)
-            return answer
-        if acks == -1:
-            try:
-                check_min_insync(partition)
-            except KafkaError as exc:
-                return _partition_response(pd.index, exc.code)
-        try:
-            self.ctx.cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
-            self.appended.append((partition.log, partition.log.log_end_offset))
-            result = node.appender.append_records(partition, pd.records, v, now, self.req.transactional_id)
-        except BatchRejected as exc:
-            errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message) for e in exc.record_errors]
-            return _partition_response(pd.index, exc.code, exc.message, record_errors=errs,
-                                       log_start_offset=partition.log.log_start_offset)
-        except RejectedBeforeAppend as exc:
-            return _partition_response(pd.index, exc.code)
-        except KafkaError as exc:
-            return _partition_response(pd.index, exc.code, log_start_offset=partition.log.log_start_offset)
-        answer = _partition_response(pd.index, ErrorCode.NONE, None, result.base_offset, result.log_append_time_ms,
-                                     result.log_start_offset)
-        if acks == -1:
-            self.waiting.append((partition, partition.log.log_end_offset, answer))
+def _append_partition(ctx: RequestContext, v: int, req: Msg, topic: Topic | None, missing: int, pd: Msg, now: int,
+                      hinted: set[int], appended: list[tuple[PartitionLog, int]], waiting: Waiting) -> Msg:
+    """One partition: Kafka's checks in order, then the append; its answer."""
+    acks = req.acks
+    node = ctx.node
+    partition = topic.partition(pd.index) if topic is not None else None
+    if partition is None:
+        return _partition_response(pd.index, missing if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    tp = f"{partition.topic.name}-{partition.index}"
+    try:
+        check_produce_records(pd.records, v, tp)
+    except KafkaError as exc:
+        return _partition_response(pd.index, exc.code)
+    if acks not in (-1, 0, 1):
+        return _partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS)
+    if partition.topic.internal:
+        # Kafka's ReplicaManager: "Cannot append to internal topic" (its coordinators write them).
+        return _partition_response(pd.index, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    if not node.leads(partition):
+        answer = _partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        hint = current_leader(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if hint is not None and v >= 10:
+            answer.current_leader = hint
+            hinted.add(hint.leader_id)
         return answer
+    if acks == -1:
+        try:
+            check_min_insync(partition)
+        except KafkaError as exc:
+            return _partition_response(pd.index, exc.code)
+    try:
+        ctx.cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
+        appended.append((partition.log, partition.log.log_end_offset))
+        result = node.appender.append_records(partition, pd.records, v, now, req.transactional_id)
+    except BatchRejected as exc:
+        errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message) for e in exc.record_errors]
+        return _partition_response(pd.index, exc.code, exc.message, record_errors=errs,
+                                   log_start_offset=partition.log.log_start_offset)
+    except RejectedBeforeAppend as exc:
+        return _partition_response(pd.index, exc.code)
+    except KafkaError as exc:
+        return _partition_response(pd.index, exc.code, log_start_offset=partition.log.log_start_offset)
+    answer = _partition_response(pd.index, ErrorCode.NONE, None, result.base_offset, result.log_append_time_ms,
+                                 result.log_start_offset)
+    if acks == -1:
+        waiting.append((partition, partition.log.log_end_offset, answer))
+    return answer
 
-    def answer(self) -> Msg | CloseConnection | Awaitable[Msg] | None:
-        """The request's answer once every partition is done: none for acks=0 (a close when one failed),
-        else the response, after the ISR caught up for acks=all when a follower is stalled."""
-        req = self.req
-        _release_frame(req, self.appended)
-        self.appended = []
-        if req.acks == 0:
-            # No response; but a failed partition closes the connection so the client notices (KafkaApis).
-            failed = [p for t in self.responses for p in t.partition_responses if p.error_code != ErrorCode.NONE]
-            return CloseConnection(f"acks=0 produce failed on {len(failed)} partition(s)") if failed else None
-        response = Msg(responses=self.responses, throttle_time_ms=0)
-        if self.hinted:
-            response.node_endpoints = node_endpoints(self.ctx, self.hinted)
-        node_id = self.ctx.node.node_id
-        if self.waiting and must_wait(node_id, self.waiting):
-            return wait_for_replicas(node_id, self.waiting, req.timeout_ms, response)
-        return response
+
+def _answer(ctx: RequestContext, req: Msg, responses: list[Msg], hinted: set[int],
+            waiting: Waiting) -> Msg | CloseConnection | Awaitable[Msg] | None:
+    """The request's answer once every partition is done: none for acks=0 (a close when one failed),
+    else the response, after the ISR caught up for acks=all when a follower is stalled."""
+    if req.acks == 0:
+        # No response; but a failed partition closes the connection so the client notices (KafkaApis).
+        failed = [p for t in responses for p in t.partition_responses if p.error_code != ErrorCode.NONE]
+        return CloseConnection(f"acks=0 produce failed on {len(failed)} partition(s)") if failed else None
+    response = Msg(responses=responses, throttle_time_ms=0)
+    if hinted:
+        response.node_endpoints = node_endpoints(ctx, hinted)
+    node_id = ctx.node.node_id
+    if waiting and must_wait(node_id, waiting):
+        return wait_for_replicas(node_id, waiting, req.timeout_ms, response)
+    return response
