@@ -32,6 +32,9 @@ from tests.rawclient import RawClient
 
 PRODUCE, FETCH, LIST_OFFSETS = 0, 1, 2
 PARTITIONS = 9
+# A step bound below the default (20 ms), so the heavy tests still see steps with a faster record walker:
+# each partition here costs milliseconds at least (decompressing and walking 200,000 records).
+HEAVY_STEPS = pytest.mark.mockbroker(config={STEP_MS: 5})
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +97,7 @@ def patient(mockbroker: MockBroker) -> Any:
         yield c
 
 
+@HEAVY_STEPS
 def test_other_connections_are_served_between_the_partitions_of_a_heavy_produce(
         mockbroker: MockBroker, patient: RawClient, heavy_batch: bytes) -> None:
     client = patient
@@ -120,6 +124,7 @@ def test_other_connections_are_served_between_the_partitions_of_a_heavy_produce(
     assert set(watcher.seen) <= {(0, 0), (limit, 0), (limit, limit)}
 
 
+@HEAVY_STEPS
 def test_an_acks_0_heavy_produce_is_stepped_and_the_next_request_waits_for_it(
         mockbroker: MockBroker, patient: RawClient, heavy_batch: bytes) -> None:
     client = patient
