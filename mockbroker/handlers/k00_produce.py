@@ -29,11 +29,14 @@
   once a step has held the event loop for mockbroker.max.request.step.ms, the rest is done one step per
   loop pass, so other connections are served between heavy partitions. One partition's checks, validation
   and append are never split; each step looks up the topic, leadership and ISR again. The answer (or
-  none: acks=0, a close on failure; or the acks=all wait) is the same as in one go.
+  none: acks=0, a close on failure; or the acks=all wait) is the same as in one go. A client that goes
+  away mid-request does not stop it: the rest is appended anyway (Kafka completes what it has read).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from collections.abc import Awaitable
 from typing import Any, cast
 
@@ -42,7 +45,7 @@ from mockbroker.dispatch import CloseConnection, handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.delayed_produce import Waiting, must_wait, wait_for_replicas
 from mockbroker.handlers.leader_hints import current_leader, node_endpoints
-from mockbroker.handlers.request_steps import let_others_run, now_s, step_seconds
+from mockbroker.handlers.request_steps import carry_on, let_others_run, now_s, step_seconds
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -111,7 +114,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader,
                 if bound < 0:
                     bound = step_seconds(ctx.cluster)
                 if now_s() - started > bound:  # the rest in steps (handlers/request_steps.py)
-                    rest = [(t, p) for t in range(ti, len(topics)) for p in topics[t][1][(pi if t == ti else 0):]]
+                    rest = deque((t, p) for t in range(ti, len(topics)) for p in topics[t][1][(pi if t == ti else 0):])
                     return _in_steps(ctx, v, req, topics, rest, responses, hinted, appended, waiting)
             first = False
             parts.append(_append_partition(ctx, v, req, topic, missing, pd, now, hinted, appended, waiting))
@@ -120,40 +123,51 @@ def handle_produce(ctx: RequestContext, header: RequestHeader,
 
 
 async def _in_steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Msg, list[Msg]]],
-                    rest: list[tuple[int, Msg]], responses: list[Msg], hinted: set[int],
+                    rest: deque[tuple[int, Msg]], responses: list[Msg], hinted: set[int],
                     appended: list[tuple[PartitionLog, int]], waiting: Waiting) -> Msg | CloseConnection | None:
     """The partitions left when the request's first step ran past mockbroker.max.request.step.ms (`rest`:
-    each with the index of its topic entry), one step after each pass of the event loop. What may change
-    between steps (the topic deleted or re-created, the leader moved, the ISR shrunk, the partition appended
-    to by another connection) is looked up again in each step, as if the request had just arrived; one
-    partition's checks, validation and append are never split."""
-    at = 0
+    each with the index of its topic entry), then the answer. If the connection goes away meanwhile (its
+    waiting handler is cancelled), the rest is still appended, in a task of its own: Kafka appends a request
+    it has read whatever becomes of its connection (an acks=0 producer may close right after sending)."""
+    steps = (ctx, v, req, topics, rest, responses, hinted, appended, waiting)
     try:
-        while at < len(rest):
-            await let_others_run()
-            now = ctx.node.clock.now_ms()
-            started = now_s()
-            bound = step_seconds(ctx.cluster)
-            looked_up: dict[int, tuple[Topic | None, int]] = {}
-            first = True
-            while at < len(rest) and (first or now_s() - started <= bound):
-                first = False
-                t, pd = rest[at]
-                td = topics[t][0]
-                if t == len(responses):
-                    responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=[]))
-                if t not in looked_up:
-                    looked_up[t] = _topic_of(ctx, td, v)
-                topic, missing = looked_up[t]
-                responses[t].partition_responses.append(
-                    _append_partition(ctx, v, req, topic, missing, pd, now, hinted, appended, waiting))
-                at += 1
-    finally:
-        _release_frame(req, appended)
+        await _steps(*steps)
+    except asyncio.CancelledError:
+        if rest:
+            carry_on(_steps(*steps))
+        raise
     result = _answer(ctx, req, responses, hinted, waiting)
     if result is None or isinstance(result, (Msg, CloseConnection)):
         return result
     return await cast(Awaitable[Msg], result)  # acks=all waiting for a stalled follower (delayed_produce.py)
+
+
+async def _steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Msg, list[Msg]]],
+                 rest: deque[tuple[int, Msg]], responses: list[Msg], hinted: set[int],
+                 appended: list[tuple[PartitionLog, int]], waiting: Waiting) -> None:
+    """Append `rest` (taken from its front), one step after each pass of the event loop. What may change
+    between steps (the topic deleted or re-created, the leader moved, the ISR shrunk, the partition
+    appended to by another connection) is looked up again in each step, as if the request had just
+    arrived; one partition's checks, validation and append are never split."""
+    while rest:
+        await let_others_run()
+        now = ctx.node.clock.now_ms()
+        started = now_s()
+        bound = step_seconds(ctx.cluster)
+        looked_up: dict[int, tuple[Topic | None, int]] = {}
+        first = True
+        while rest and (first or now_s() - started <= bound):
+            first = False
+            t, pd = rest.popleft()
+            td = topics[t][0]
+            if t == len(responses):
+                responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=[]))
+            if t not in looked_up:
+                looked_up[t] = _topic_of(ctx, td, v)
+            topic, missing = looked_up[t]
+            responses[t].partition_responses.append(
+                _append_partition(ctx, v, req, topic, missing, pd, now, hinted, appended, waiting))
+    _release_frame(req, appended)
 
 
 def _topic_of(ctx: RequestContext, td: Msg, v: int) -> tuple[Topic | None, int]:

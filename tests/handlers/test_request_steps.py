@@ -301,3 +301,17 @@ def test_a_stepped_down_conversion_answers_as_one_in_one_go() -> None:
         [bytes(b) for b in p.records] for p in whole.responses[0].partitions]
     values = [[m.value for m in parse_message_set(b"".join(p.records))] for p in stepped.responses[0].partitions]
     assert values == [[b"a", b"b"], [b"c"], [b"d", b"e", b"f"]]
+
+
+def test_a_stepped_request_whose_client_went_away_is_still_appended_whole() -> None:
+    # An acks=0 producer closing right after its send: Kafka appends what it has read. The steps go on
+    # after the connection is gone (one partition per step here), only the answer is dropped.
+    with MockBroker(config={STEP_MS: 0}).run_in_thread() as broker:
+        broker.create_topic("t", partitions=PARTITIONS)
+        body = produce_body("t", b"", acks=0)
+        body["topic_data"][0]["partition_data"] = [{"index": i, "records": make_batch(b"%d" % i)}
+                                                   for i in range(PARTITIONS)]
+        with RawClient(broker.host, broker.port) as c:
+            c.send(PRODUCE, 9, body)
+        wait_for(lambda: all(broker.offsets("t", i)["high_watermark"] == 1 for i in range(PARTITIONS)))
+        assert [r.value for r in broker.records("t")] == [b"%d" % i for i in range(PARTITIONS)]
