@@ -27,7 +27,7 @@ class CloseConnection:
         self.reason = reason
 
 
-HandlerResult = Msg | dict[str, Any] | CloseConnection | None | Awaitable[Msg | dict[str, Any] | None]
+HandlerResult = Msg | dict[str, Any] | CloseConnection | None | Awaitable[Msg | dict[str, Any] | CloseConnection | None]
 HandlerFn = Callable[["RequestContext", RequestHeader, Msg], HandlerResult]
 
 

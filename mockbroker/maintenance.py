@@ -7,6 +7,9 @@
   when log.cleaner.enable: every compacted log whose dirty ratio is above min.cleanable.dirty.ratio, or
   whose earliest dirty segment is overdue by max.compaction.lag.ms, is cleaned, filthiest first; then the
   logs with cleanup.policy compact,delete get deleteOldSegments (Kafka's cleaner does that for them).
+  A pass goes in steps (issue #20's bound): each step cleans logs spanning at most
+  mockbroker.max.records.per.batch offsets (one log always), the next step at the loop's next pass, so
+  connections are served between logs; each step looks at the logs afresh (a deleted topic is skipped).
 - Tests: MockBroker.compact(topic[, partition]) rolls the active segment and cleans now (no threshold);
   MockBroker.enforce_retention(topic=None) runs deleteOldSegments now; broker.clock.advance(seconds) runs
   whatever became due.
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockbroker.state.cleaner import CleanerStats, clean, clean_now, log_to_clean, prune_aborted_index
 from mockbroker.state.retention import delete_old_segments, has_delete_policy
+from mockbroker.state.validation import MAX_RECORDS_PER_BATCH
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
@@ -49,11 +53,13 @@ class LogMaintenance:
         self.uncleanable: weakref.WeakSet[PartitionLog] = weakref.WeakSet()
         self.txn_index = txn_index
         self._timers: list[Timer] = []
+        self._generation = 0  # bumped at each start: a cleaner pass of an earlier start stops
 
     def start(self) -> None:
         """Schedule the retention check and the cleaner (called on the broker's loop at start)."""
         for timer in self._timers:  # a restarted broker
             timer.cancel()
+        self._generation += 1
         self._timers = [
             self.scheduler.call_later(INITIAL_TASK_DELAY_MS, self._retention_task),
             self.scheduler.call_later(self._cleaner_backoff_ms(), self._cleaner_task),
@@ -78,12 +84,29 @@ class LogMaintenance:
             self._timers[0] = self.scheduler.call_later(interval, self._retention_task)
 
     def _cleaner_task(self) -> None:
+        if not self.cluster.config.get("log.cleaner.enable"):
+            self._timers[1] = self.scheduler.call_later(self._cleaner_backoff_ms(), self._cleaner_task)
+            return
+        self._cleaner_step(self._generation, set())
+
+    def _cleaner_step(self, generation: int, cleaned: set[int]) -> None:
+        """One step of a cleaner pass: the filthiest logs not cleaned yet in this pass, as many as fit in
+        one step's work (handlers/request_steps.py's bound, for the cleaner: logs spanning at most
+        mockbroker.max.records.per.batch offsets, one log always). With logs left, the pass goes on at the
+        loop's next pass, so connections are served between logs (Kafka's cleaner thread also cleans one
+        log per iteration); at its end, the compact,delete logs' retention and the backoff."""
+        if generation != self._generation:
+            return  # restarted meanwhile: the new start scheduled its own pass
+        more = False
         try:
-            if self.cluster.config.get("log.cleaner.enable"):
-                self.clean_filthiest()
+            _, more = self._clean_filthiest(cleaned, self._broker_int(MAX_RECORDS_PER_BATCH, 200_000))
+            if not more:
                 self.delete_compacted_and_deleted()
         finally:
-            self._timers[1] = self.scheduler.call_later(self._cleaner_backoff_ms(), self._cleaner_task)
+            if more:
+                self.scheduler.call_soon(lambda: self._cleaner_step(generation, cleaned))
+            else:
+                self._timers[1] = self.scheduler.call_later(self._cleaner_backoff_ms(), self._cleaner_task)
 
     def _partitions(self, topic: str | None = None) -> list[tuple[Topic, Partition]]:
         if topic is not None:
@@ -112,17 +135,30 @@ class LogMaintenance:
         return total
 
     def clean_filthiest(self) -> list[CleanerStats]:
-        """Clean every compacted log that needs it, filthiest first."""
+        """Clean every compacted log that needs it, filthiest first (all at once: a test's hook; the
+        scheduled cleaner goes in steps)."""
+        return self._clean_filthiest(set(), None)[0]
+
+    def _clean_filthiest(self, cleaned: set[int], step_offsets: int | None) -> tuple[list[CleanerStats], bool]:
+        """Clean the compacted logs that need it and are not in `cleaned` (ids of logs this pass did),
+        filthiest first, looked at afresh (a topic deleted or a log cleaned meanwhile is not cleaned again);
+        with `step_offsets`, stop once the logs cleaned span that many offsets. Whether logs are left."""
         now = self.clock.now_ms()
         candidates = []
         for t, p in self._partitions():
-            if t.config.compacted and p.log not in self.uncleanable:
+            if t.config.compacted and p.log not in self.uncleanable and id(p.log) not in cleaned:
                 target = log_to_clean(p.log, t.config, now)
                 if target.should_clean:
                     candidates.append(target)
         candidates.sort(key=lambda c: c.cleanable_ratio, reverse=True)
-        out = []
+        out: list[CleanerStats] = []
+        work = 0
         for c in candidates:
+            span = c.first_uncleanable_offset - c.log.log_start_offset  # the records a clean of it reads, at most
+            if step_offsets is not None and work and work + span > step_offsets:
+                return out, True
+            work += span
+            cleaned.add(id(c.log))
             try:
                 stats = clean(c.log, c.config, now, c.first_dirty_offset, c.first_uncleanable_offset)
             except Exception:  # a log the cleaner cannot read is left as it is, and marked uncleanable
@@ -132,7 +168,7 @@ class LogMaintenance:
                 continue
             self._prune_aborted_index(c.log, stats)
             out.append(stats)
-        return out
+        return out, False
 
     def _prune_aborted_index(self, partition_log: PartitionLog, stats: CleanerStats) -> None:
         index = self.txn_index() if self.txn_index is not None else None

@@ -64,6 +64,14 @@ class Scheduler:
     def call_later(self, delay_ms: int, callback: Callable[[], None]) -> Timer:
         return self.call_at(self.clock.now_ms() + delay_ms, callback)
 
+    def call_soon(self, callback: Callable[[], None]) -> None:
+        """Run callback at the loop's next pass, after whatever I/O is ready (a long task's next step,
+        so connections are served in between); at once when no loop is attached. Call on the loop."""
+        if self._loop is None:
+            callback()
+        else:
+            self._loop.call_soon(callback)
+
     def run_due(self) -> None:
         """Run every timer whose time has come (on the broker's loop)."""
         now = self.clock.now_ms()

@@ -34,6 +34,7 @@ from mockbroker.connection import Connection
 from mockbroker.context import RequestContext
 from mockbroker.failures import NodeServers
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord
+from mockbroker.handlers.request_steps import finish_carried_on
 from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
 from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
@@ -240,6 +241,7 @@ class MockBroker(NodeControl, AclApi):
                 tasks.append(task)
         if tasks:
             await asyncio.wait(tasks, timeout=2)
+        await finish_carried_on(2)  # requests whose connection went away mid-way (handlers/request_steps.py)
         for server in servers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)

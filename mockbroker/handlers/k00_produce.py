@@ -25,22 +25,32 @@
 - A partition named several times in one request (in one topic entry or in several entries of the same
   topic) is appended once, with its last copy, and answered once, as Kafka's KafkaApis does (it collects
   the request's partitions into a map keyed by topic-partition).
+- The per-request bound (handlers/request_steps.py): partitions are appended in the request's order;
+  once a step has held the event loop for mockbroker.max.request.step.ms, the rest is done one step per
+  loop pass, so other connections are served between heavy partitions. One partition's checks, validation
+  and append are never split; each step looks up the topic, leadership and ISR again. The answer (or
+  none: acks=0, a close on failure; or the acks=all wait) is the same as in one go. A client that goes
+  away mid-request does not stop it: the rest is appended anyway (Kafka completes what it has read).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, cast
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import CloseConnection, handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.delayed_produce import Waiting, must_wait, wait_for_replicas
 from mockbroker.handlers.leader_hints import current_leader, node_endpoints
+from mockbroker.handlers.request_steps import carry_on, let_others_run, now_s, step_seconds
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
+from mockbroker.state.cluster import Topic
 from mockbroker.state.leadership import check_min_insync
 from mockbroker.state.log import PartitionLog
 from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
@@ -84,86 +94,151 @@ def _release_frame(req: Msg, appended: list[tuple[PartitionLog, int]]) -> None:
 
 @handler(API_KEY, 0, 13)
 def handle_produce(ctx: RequestContext, header: RequestHeader,
-                   req: Msg) -> Msg | CloseConnection | Awaitable[Msg] | None:
+                   req: Msg) -> Msg | CloseConnection | Awaitable[Msg | CloseConnection | None] | None:
     v = header.api_version
-    cluster = ctx.cluster
-    node = ctx.node
-    now = node.clock.now_ms()
-    acks = req.acks
-    responses = []
+    topics = _unique_partitions(req, v >= 13)
+    now = ctx.node.clock.now_ms()
+    responses: list[Msg] = []
     hinted: set[int] = set()
     appended: list[tuple[PartitionLog, int]] = []  # the logs appended to, with their end offset before
     waiting: Waiting = []  # acks=all: what the ISR must have before the answer (handlers/delayed_produce.py)
-    for td, partition_data in _unique_partitions(req, v >= 13):
-        if v >= 13:
-            topic = cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
-            missing = ErrorCode.UNKNOWN_TOPIC_ID
-        else:
-            topic = cluster.topic(td.name)
-            missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        parts = []
-        for pd in partition_data:
-            partition = topic.partition(pd.index) if topic is not None else None
-            if partition is None:
-                parts.append(_partition_response(pd.index, missing if topic is None else
-                                                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
-                continue
-            tp = f"{partition.topic.name}-{partition.index}"
-            try:
-                check_produce_records(pd.records, v, tp)
-            except KafkaError as exc:
-                parts.append(_partition_response(pd.index, exc.code))
-                continue
-            if acks not in (-1, 0, 1):
-                parts.append(_partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS))
-                continue
-            if partition.topic.internal:
-                # Kafka's ReplicaManager: "Cannot append to internal topic" (its coordinators write them).
-                parts.append(_partition_response(pd.index, ErrorCode.INVALID_TOPIC_EXCEPTION))
-                continue
-            if not node.leads(partition):
-                parts.append(_partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
-                hint = current_leader(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-                if hint is not None and v >= 10:
-                    parts[-1].current_leader = hint
-                    hinted.add(hint.leader_id)
-                continue
-            if acks == -1:
-                try:
-                    check_min_insync(partition)
-                except KafkaError as exc:
-                    parts.append(_partition_response(pd.index, exc.code))
-                    continue
-            try:
-                cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
-                appended.append((partition.log, partition.log.log_end_offset))
-                result = node.appender.append_records(partition, pd.records, v, now, req.transactional_id)
-            except BatchRejected as exc:
-                errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message)
-                        for e in exc.record_errors]
-                parts.append(_partition_response(pd.index, exc.code, exc.message, record_errors=errs,
-                                                 log_start_offset=partition.log.log_start_offset))
-                continue
-            except RejectedBeforeAppend as exc:
-                parts.append(_partition_response(pd.index, exc.code))
-                continue
-            except KafkaError as exc:
-                parts.append(_partition_response(pd.index, exc.code,
-                                                 log_start_offset=partition.log.log_start_offset))
-                continue
-            parts.append(_partition_response(pd.index, ErrorCode.NONE, None, result.base_offset,
-                                             result.log_append_time_ms, result.log_start_offset))
-            if acks == -1:
-                waiting.append((partition, partition.log.log_end_offset, parts[-1]))
+    started = now_s()
+    bound = -1.0
+    first = True
+    for ti, (td, partition_data) in enumerate(topics):
+        topic, missing = _topic_of(ctx, td, v)
+        parts: list[Msg] = []
         responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=parts))
+        for pi, pd in enumerate(partition_data):
+            if not first:
+                if bound < 0:
+                    bound = step_seconds(ctx.cluster)
+                if now_s() - started > bound:  # the rest in steps (handlers/request_steps.py)
+                    rest = deque((t, p) for t in range(ti, len(topics)) for p in topics[t][1][(pi if t == ti else 0):])
+                    return _in_steps(ctx, v, req, topics, rest, responses, hinted, appended, waiting)
+            first = False
+            parts.append(_append_partition(ctx, v, req, topic, missing, pd, now, hinted, appended, waiting))
     _release_frame(req, appended)
-    if acks == 0:
+    return _answer(ctx, req, responses, hinted, waiting)
+
+
+async def _in_steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Msg, list[Msg]]],
+                    rest: deque[tuple[int, Msg]], responses: list[Msg], hinted: set[int],
+                    appended: list[tuple[PartitionLog, int]], waiting: Waiting) -> Msg | CloseConnection | None:
+    """The partitions left when the request's first step ran past mockbroker.max.request.step.ms (`rest`:
+    each with the index of its topic entry), then the answer. If the connection goes away meanwhile (its
+    waiting handler is cancelled), the rest is still appended, in a task of its own: Kafka appends a request
+    it has read whatever becomes of its connection (an acks=0 producer may close right after sending)."""
+    steps = (ctx, v, req, topics, rest, responses, hinted, appended, waiting)
+    try:
+        await _steps(*steps)
+    except asyncio.CancelledError:
+        if rest:
+            carry_on(_steps(*steps))
+        raise
+    result = _answer(ctx, req, responses, hinted, waiting)
+    if result is None or isinstance(result, (Msg, CloseConnection)):
+        return result
+    return await cast(Awaitable[Msg], result)  # acks=all waiting for a stalled follower (delayed_produce.py)
+
+
+async def _steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Msg, list[Msg]]],
+                 rest: deque[tuple[int, Msg]], responses: list[Msg], hinted: set[int],
+                 appended: list[tuple[PartitionLog, int]], waiting: Waiting) -> None:
+    """Append `rest` (taken from its front), one step after each pass of the event loop. What may change
+    between steps (the topic deleted or re-created, the leader moved, the ISR shrunk, the partition
+    appended to by another connection) is looked up again in each step, as if the request had just
+    arrived; one partition's checks, validation and append are never split."""
+    while rest:
+        await let_others_run()
+        now = ctx.node.clock.now_ms()
+        started = now_s()
+        bound = step_seconds(ctx.cluster)
+        looked_up: dict[int, tuple[Topic | None, int]] = {}
+        first = True
+        while rest and (first or now_s() - started <= bound):
+            first = False
+            t, pd = rest.popleft()
+            td = topics[t][0]
+            if t == len(responses):
+                responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=[]))
+            if t not in looked_up:
+                looked_up[t] = _topic_of(ctx, td, v)
+            topic, missing = looked_up[t]
+            responses[t].partition_responses.append(
+                _append_partition(ctx, v, req, topic, missing, pd, now, hinted, appended, waiting))
+    _release_frame(req, appended)
+
+
+def _topic_of(ctx: RequestContext, td: Msg, v: int) -> tuple[Topic | None, int]:
+    """A topic entry's topic (by id from v13), and the error for its partitions when there is none."""
+    if v >= 13:
+        topic = ctx.cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
+        return topic, ErrorCode.UNKNOWN_TOPIC_ID
+    return ctx.cluster.topic(td.name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def _append_partition(ctx: RequestContext, v: int, req: Msg, topic: Topic | None, missing: int, pd: Msg, now: int,
+                      hinted: set[int], appended: list[tuple[PartitionLog, int]], waiting: Waiting) -> Msg:
+    """One partition: Kafka's checks in order, then the append; its answer."""
+    acks = req.acks
+    node = ctx.node
+    partition = topic.partition(pd.index) if topic is not None else None
+    if partition is None:
+        return _partition_response(pd.index, missing if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    tp = f"{partition.topic.name}-{partition.index}"
+    try:
+        check_produce_records(pd.records, v, tp)
+    except KafkaError as exc:
+        return _partition_response(pd.index, exc.code)
+    if acks not in (-1, 0, 1):
+        return _partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS)
+    if partition.topic.internal:
+        # Kafka's ReplicaManager: "Cannot append to internal topic" (its coordinators write them).
+        return _partition_response(pd.index, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    if not node.leads(partition):
+        answer = _partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        hint = current_leader(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if hint is not None and v >= 10:
+            answer.current_leader = hint
+            hinted.add(hint.leader_id)
+        return answer
+    if acks == -1:
+        try:
+            check_min_insync(partition)
+        except KafkaError as exc:
+            return _partition_response(pd.index, exc.code)
+    try:
+        ctx.cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
+        appended.append((partition.log, partition.log.log_end_offset))
+        result = node.appender.append_records(partition, pd.records, v, now, req.transactional_id)
+    except BatchRejected as exc:
+        errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message) for e in exc.record_errors]
+        return _partition_response(pd.index, exc.code, exc.message, record_errors=errs,
+                                   log_start_offset=partition.log.log_start_offset)
+    except RejectedBeforeAppend as exc:
+        return _partition_response(pd.index, exc.code)
+    except KafkaError as exc:
+        return _partition_response(pd.index, exc.code, log_start_offset=partition.log.log_start_offset)
+    answer = _partition_response(pd.index, ErrorCode.NONE, None, result.base_offset, result.log_append_time_ms,
+                                 result.log_start_offset)
+    if acks == -1:
+        waiting.append((partition, partition.log.log_end_offset, answer))
+    return answer
+
+
+def _answer(ctx: RequestContext, req: Msg, responses: list[Msg], hinted: set[int],
+            waiting: Waiting) -> Msg | CloseConnection | Awaitable[Msg] | None:
+    """The request's answer once every partition is done: none for acks=0 (a close when one failed),
+    else the response, after the ISR caught up for acks=all when a follower is stalled."""
+    if req.acks == 0:
         # No response; but a failed partition closes the connection so the client notices (KafkaApis).
         failed = [p for t in responses for p in t.partition_responses if p.error_code != ErrorCode.NONE]
         return CloseConnection(f"acks=0 produce failed on {len(failed)} partition(s)") if failed else None
     response = Msg(responses=responses, throttle_time_ms=0)
     if hinted:
         response.node_endpoints = node_endpoints(ctx, hinted)
-    if waiting and must_wait(node.node_id, waiting):
-        return wait_for_replicas(node.node_id, waiting, req.timeout_ms, response)
+    node_id = ctx.node.node_id
+    if waiting and must_wait(node_id, waiting):
+        return wait_for_replicas(node_id, waiting, req.timeout_ms, response)
     return response

@@ -33,6 +33,9 @@
   INVALID_FETCH_SESSION_EPOCH, and FETCH_SESSION_TOPIC_ID_ERROR for a session continued at a version on the
   other side of v13 (topic ids). An incremental fetch that leaves its session with no partitions closes
   it and is answered sessionless (session id 0).
+- Down-conversion is bounded per request (handlers/request_steps.py): past mockbroker.max.request.step.ms
+  the remaining partitions are converted one step per event-loop pass (one partition's conversion whole),
+  so other connections are served meanwhile; the records are those the read found.
 - v0-v3: batches are down-converted to magic 0 (v0-v1) or magic 1 (v2-v3), as Kafka 3.x did (records
   below the fetch offset of an uncompressed batch left out); at most mockbroker.max.records.per.batch
   records per partition are converted per fetch (the first batch always), the client fetches the rest. A zstd batch cannot be down-converted and a
@@ -43,13 +46,15 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.leader_hints import current_leader, node_endpoints
+from mockbroker.handlers.request_steps import let_others_run, now_s, step_seconds
 from mockbroker.protocol.errors import DecodeError, EncodeError, ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -240,14 +245,57 @@ def _records_for(version: int, r: PartitionRead) -> Any:
     return r.chunks
 
 
+def _answer(ctx: RequestContext, version: int, reads: list[PartitionRead], session_id: int, incremental: bool,
+            session: FetchSession | None) -> Msg | Awaitable[Msg]:
+    """The response to these reads. Before v4 each partition's batches are down-converted first, in steps
+    (handlers/request_steps.py): past mockbroker.max.request.step.ms the remaining partitions are converted
+    one step per event-loop pass (a partition's conversion is never split), then the response is built."""
+    if version > 3:
+        return _build_response(ctx, version, reads, session_id, incremental, session)
+    converted: list[Any] = []
+    if _convert_step(ctx, version, reads, converted):
+        return _build_response(ctx, version, reads, session_id, incremental, session, converted)
+    return _convert_in_steps(ctx, version, reads, session_id, incremental, session, converted)
+
+
+def _convert_step(ctx: RequestContext, version: int, reads: list[PartitionRead], converted: list[Any]) -> bool:
+    """Convert the reads from where the last step stopped; False when the step ran past the bound with
+    partitions left."""
+    started = now_s()
+    bound = -1.0
+    first = True
+    while len(converted) < len(reads):
+        if not first:
+            if bound < 0:
+                bound = step_seconds(ctx.cluster)
+            if now_s() - started > bound:
+                return False
+        first = False
+        converted.append(_records_for(version, reads[len(converted)]))
+    return True
+
+
+async def _convert_in_steps(ctx: RequestContext, version: int, reads: list[PartitionRead], session_id: int,
+                            incremental: bool, session: FetchSession | None, converted: list[Any]) -> Msg:
+    while True:
+        await let_others_run()
+        if _convert_step(ctx, version, reads, converted):
+            return _build_response(ctx, version, reads, session_id, incremental, session, converted)
+
+
+async def _answered(answer: Msg | Awaitable[Msg]) -> Msg:
+    return answer if isinstance(answer, Msg) else await cast(Awaitable[Msg], answer)
+
+
 def _build_response(ctx: RequestContext, version: int, reads: list[PartitionRead], session_id: int, incremental: bool,
-                    session: FetchSession | None) -> Msg:
+                    session: FetchSession | None, converted: list[Any] | None = None) -> Msg:
+    """The response; `converted`: each read's records already down-converted (v0-v3, see _answer)."""
     topics: list[Msg] = []
     by_topic: dict[tuple[str, uuid.UUID], Msg] = {}
     hinted: set[int] = set()
-    for r in reads:
+    for i, r in enumerate(reads):
         w = r.want
-        records = _records_for(version, r)
+        records = converted[i] if converted is not None else _records_for(version, r)
         include = w.needs_response(bool(r.size), r.error, r.high_watermark, r.last_stable_offset,
                                    r.log_start_offset) or r.diverging is not None or r.preferred_read_replica >= 0
         if incremental and not include:
@@ -334,7 +382,7 @@ def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
     client = FetchClient(v >= 11 and replica_id < 0, req.rack_id if v >= 11 else None)
     reads, total = _collect(ctx, wants, by_id, isolation, max_bytes, client)
     if req.max_wait_ms <= 0 or total >= req.min_bytes or _answer_now(reads) or not wants:
-        return _build_response(ctx, v, reads, session_id, incremental, session)
+        return _answer(ctx, v, reads, session_id, incremental, session)
     return _long_poll(ctx, v, req, wants, by_id, isolation, max_bytes, session_id, incremental, session, reads,
                       client)
 
@@ -423,7 +471,7 @@ async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionP
             wake_future = loop.create_future()
             reads, total = _collect(ctx, wants, by_id, isolation, max_bytes, client)
             if total >= req.min_bytes or _answer_now(reads):
-                return _build_response(ctx, v, reads, session_id, incremental, session)
+                return await _answered(_answer(ctx, v, reads, session_id, incremental, session))
             # Not enough yet (read_committed below an open transaction, or fewer bytes than counted):
             # count from this read on, so the next real read needs new bytes.
             parked[:] = _park_state(ctx.cluster, reads, by_id, isolation)
@@ -431,4 +479,4 @@ async def _long_poll(ctx: RequestContext, v: int, req: Msg, wants: list[SessionP
         for log in logs:
             log.remove_append_listener(wake)
     reads, _ = _collect(ctx, wants, by_id, isolation, max_bytes, client)
-    return _build_response(ctx, v, reads, session_id, incremental, session)
+    return await _answered(_answer(ctx, v, reads, session_id, incremental, session))

@@ -135,6 +135,10 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         # Not Kafka's: the most records one produced batch may hold (state/validation.py); more is answered
         # MESSAGE_TOO_LARGE before any record is read, so no batch keeps the event loop busy for long.
         ConfigDef("mockbroker.max.records.per.batch", ConfigType.INT, 200000),
+        # Not Kafka's: how long one step of a request may hold the event loop (handlers/request_steps.py);
+        # a request with more parts than fit (Produce partitions, Fetch v0-v3 down-conversions) does the
+        # rest in further steps, letting other connections be served in between.
+        ConfigDef("mockbroker.max.request.step.ms", ConfigType.INT, 20),
     ]
 }
 # Every topic config's broker fallback is a broker config too.
