@@ -48,7 +48,6 @@ from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
 from mockbroker.state.cluster import Cluster, Listener, Topic
 from mockbroker.state.configs import BrokerConfig
-from mockbroker.state.coordinator_load import load_coordinators
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.group_common import GroupSummary
 from mockbroker.state.group_coordinator import GroupCoordinator
@@ -56,7 +55,7 @@ from mockbroker.state.segments import describe_segments
 from mockbroker.state.txn import TxnCoordinator
 from mockbroker.state.txn_inspection import transactions
 from mockbroker.state.txn_metadata import TransactionInfo
-from mockbroker.storage.broker_storage import data_dir_from_config, open_storage
+from mockbroker.storage import data_dir_from_config
 
 if TYPE_CHECKING:
     from mockbroker.security.oauth import OAuthConfig
@@ -190,10 +189,14 @@ class MockBroker(NodeControl, AclApi):
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
                                               txn_index=lambda: self.node.txn_coordinator.aborted)
         data_dir = data_dir if data_dir is not None else data_dir_from_config(settings)
-        self.storage = None if data_dir is None else open_storage(
-            data_dir, self.cluster, node_ids, cluster_id_given=cluster_id is not None,
-            aborted_index=lambda: self.node.txn_coordinator.aborted, security=self.security)
-        load_coordinators(self.cluster, lambda: self.node.group_coordinator, self.node.txn_coordinator, log.warning)
+        self.storage = None
+        if data_dir is not None:  # imported here: memory mode loads nothing of mockbroker/storage at start-up
+            from mockbroker.state.coordinator_load import load_coordinators
+            from mockbroker.storage.broker_storage import open_storage
+            self.storage = open_storage(data_dir, self.cluster, node_ids, cluster_id_given=cluster_id is not None,
+                                        aborted_index=lambda: self.node.txn_coordinator.aborted, security=self.security)
+            load_coordinators(self.cluster, lambda: self.node.group_coordinator, self.node.txn_coordinator,
+                              log.warning)
         self.faults = Faults()
         self.requests = RequestRecord()
         self.node_latency_ms: dict[int, int] = {}  # set_latency (mockbroker/node_control.py)

@@ -12,4 +12,27 @@ the model calls), and a new broker on the same directory recovers every topic, r
 - recovery.py: loading a partition directory after a clean stop or a crash;
 - metadata.py: topics, ids and configs (Kafka's metadata log, here one JSON file);
 - broker_storage.py: the data dir of a broker (its log directories, checkpoints, the ClusterStore).
+
+Only this package's opening is imported by a broker without a data dir (data_dir_from_config); the rest
+is imported when a data dir is given, so memory mode pays nothing for it at start-up.
 """
+
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger("mockbroker.storage")
+
+
+def data_dir_from_config(config: dict[str, object]) -> str | None:
+    """The data dir Kafka's log.dirs (else log.dir) names: the first of a comma-separated list."""
+    for key in ("log.dirs", "log.dir"):
+        value = config.get(key)
+        if value:
+            dirs = [d.strip() for d in str(value).split(",") if d.strip()]
+            if len(dirs) > 1:
+                log.warning("%s names %d directories; mockbroker keeps its data in the first, %s", key, len(dirs),
+                            dirs[0])
+            if dirs:
+                return dirs[0]
+    return None

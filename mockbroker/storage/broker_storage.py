@@ -390,20 +390,6 @@ class BrokerStorage:
                     p.log.sink = None
 
 
-def data_dir_from_config(config: dict[str, object]) -> str | None:
-    """The data dir Kafka's log.dirs (else log.dir) names: the first of a comma-separated list."""
-    for key in ("log.dirs", "log.dir"):
-        value = config.get(key)
-        if value:
-            dirs = [d.strip() for d in str(value).split(",") if d.strip()]
-            if len(dirs) > 1:
-                log.warning("%s names %d directories; mockbroker keeps its data in the first, %s", key, len(dirs),
-                            dirs[0])
-            if dirs:
-                return dirs[0]
-    return None
-
-
 def open_storage(data_dir: str | os.PathLike[str], cluster: Cluster, node_ids: list[int], *,
                  cluster_id_given: bool, aborted_index: Callable[[], AbortedIndex] | None = None,
                  security: BrokerSecurity | None = None) -> BrokerStorage:
