@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 from mockbroker.errors import ErrorCode
 from mockbroker.state.appender import Appender
-from mockbroker.state.coordinator_log import CoordinatorLog
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.group_coordinator import GroupCoordinator
 from mockbroker.state.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, coordinator_node
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from mockbroker.scheduler import Scheduler
     from mockbroker.security import BrokerSecurity
     from mockbroker.state.cluster import Cluster, Listener, Partition
+    from mockbroker.state.coordinator_log import CoordinatorLog
 
 
 class BrokerNode:
@@ -52,17 +52,27 @@ class BrokerNode:
         self.scheduler = scheduler
         self.appender = Appender()
         self._coordinators_of = coordinators_of
+        self._coordinator_log: CoordinatorLog | None = None  # made on first use (coordinator_log)
         if coordinators_of is not None:
             self.txn_coordinator: TxnCoordinator = coordinators_of.txn_coordinator
-            self.coordinator_log: CoordinatorLog = coordinators_of.coordinator_log
         else:
             self.txn_coordinator = TxnCoordinator(cluster, clock, scheduler, groups=lambda: self.group_coordinator)
-            self.coordinator_log = CoordinatorLog(cluster, clock)
             txn = self.txn_coordinator
             txn.listener = lambda tid, meta: self.coordinator_log.txn_changed(tid, meta, txn.transaction_version)
         self.appender.txn_check = self.txn_coordinator.check_produce
         self.fetch_sessions = FetchSessionCache(int(cluster.config.get("max.incremental.fetch.session.cache.slots")))
         self._group_coordinator: GroupCoordinator | None = None
+
+    @property
+    def coordinator_log(self) -> CoordinatorLog:
+        """What writes the coordinators' state to the internal topics (state/coordinator_log.py): one for the
+        nodes sharing coordinators, made (and its record formats imported) when a coordinator first writes."""
+        if self._coordinators_of is not None:
+            return self._coordinators_of.coordinator_log
+        if self._coordinator_log is None:
+            from mockbroker.state.coordinator_log import CoordinatorLog
+            self._coordinator_log = CoordinatorLog(self.cluster, self.clock)
+        return self._coordinator_log
 
     # -- identity --------------------------------------------------------------------------------
     @property
