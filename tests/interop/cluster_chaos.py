@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from mockbroker import MockBroker
 
@@ -94,3 +95,34 @@ def check_exactly_once_in_order(broker: MockBroker, topic: str, partitions: int,
         missing = [v for v in acked.get(p, []) if v not in positions]
         assert not missing, f"partition {p} lost acknowledged records: {missing[:5]}"
     assert sum(len(v) for v in acked.values()) > 0
+
+
+def produce_through_chaos(broker: MockBroker, topic: str, partitions: int, chaos: Chaos) -> dict[int, list[bytes]]:
+    """An idempotent acks=all confluent-kafka producer writing while the chaos runs; checks every record was
+    acknowledged without an error; what it was told landed, by partition."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True,
+                         "acks": "all", "linger.ms": 2, "retry.backoff.ms": 20, "reconnect.backoff.ms": 20,
+                         "reconnect.backoff.max.ms": 200, "topic.metadata.refresh.interval.ms": 1000,
+                         "message.timeout.ms": 60_000})
+    acked: dict[int, list[bytes]] = {}
+    errors: list[str] = []
+
+    def delivered(err: object, msg: Any) -> None:
+        if err is not None:
+            errors.append(str(err))
+        else:
+            acked.setdefault(msg.partition(), []).append(msg.value())
+
+    chaos.start()
+    i = 0
+    while chaos.is_alive() and i < 20_000:  # bounded: the chaos run takes ~5 s
+        producer.produce(topic, b"%06d" % i, partition=i % partitions, on_delivery=delivered)
+        producer.poll(0.002)
+        i += 1
+    assert producer.flush(60) == 0
+    chaos.finish()
+    assert errors == []
+    assert sum(len(v) for v in acked.values()) == i
+    return acked

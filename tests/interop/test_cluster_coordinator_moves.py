@@ -39,7 +39,14 @@ from tests.interop.clients import (
     require_java,
     require_kafkajs,
 )
-from tests.interop.cluster_chaos import MOVES, STOPPED_NODE, Chaos, check_exactly_once_in_order, make_topic
+from tests.interop.cluster_chaos import (
+    MOVES,
+    STOPPED_NODE,
+    Chaos,
+    check_exactly_once_in_order,
+    make_topic,
+    produce_through_chaos,
+)
 
 pytestmark = pytest.mark.interop
 
@@ -365,37 +372,6 @@ class CoordinatorMoves:
         return {MOVES // 3: self.note, MOVES // 2: self.move_to_another_node}
 
 
-def produce_through_chaos(broker: MockBroker, topic: str, chaos: Chaos) -> dict[int, list[bytes]]:
-    """An idempotent acks=all confluent-kafka producer writing while the chaos runs; what it was told
-    landed, by partition."""
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True,
-                         "acks": "all", "linger.ms": 2, "retry.backoff.ms": 20, "reconnect.backoff.ms": 20,
-                         "reconnect.backoff.max.ms": 200, "topic.metadata.refresh.interval.ms": 1000,
-                         "message.timeout.ms": 60_000})
-    acked: dict[int, list[bytes]] = {}
-    errors: list[str] = []
-
-    def delivered(err: object, msg: Any) -> None:
-        if err is not None:
-            errors.append(str(err))
-        else:
-            acked.setdefault(msg.partition(), []).append(msg.value())
-
-    chaos.start()
-    i = 0
-    while chaos.is_alive() and i < 20_000:  # bounded: the chaos run takes ~5 s
-        producer.produce(topic, b"%06d" % i, partition=i % PARTITIONS, on_delivery=delivered)
-        producer.poll(0.002)
-        i += 1
-    assert producer.flush(60) == 0
-    chaos.finish()
-    assert errors == []
-    assert sum(len(v) for v in acked.values()) == i
-    return acked
-
-
 MEMBERS = [pytest.param("java-classic", marks=pytest.mark.java), pytest.param("java-consumer", marks=pytest.mark.java),
            "confluent-classic", "confluent-consumer", "kafka_python-classic", "aiokafka-classic", "kafkajs-classic"]
 
@@ -423,7 +399,7 @@ def test_a_group_reads_every_record_of_a_chaos_run_across_coordinator_moves(mock
         assert summary is not None and summary.group_type == protocol
         before = membership(mockbroker, group)
         moves = CoordinatorMoves(mockbroker, group)
-        acked = produce_through_chaos(mockbroker, topic, Chaos(mockbroker, topic, PARTITIONS, moves.hooks()))
+        acked = produce_through_chaos(mockbroker, topic, PARTITIONS, Chaos(mockbroker, topic, PARTITIONS, moves.hooks()))
         moves.note()
         in_log = [r.value for r in mockbroker.records(topic)]
         wait_until(lambda: set(consumer.values()) >= set(in_log), SETTLE_S,

@@ -26,7 +26,7 @@ from tests.interop.clients import (
     require_kafkajs,
     require_kcat,
 )
-from tests.interop.cluster_chaos import Chaos, check_exactly_once_in_order, make_topic
+from tests.interop.cluster_chaos import Chaos, check_exactly_once_in_order, make_topic, produce_through_chaos
 
 pytestmark = [pytest.mark.interop, pytest.mark.mockbroker(brokers=3)]
 
@@ -35,34 +35,9 @@ PRODUCE = 0
 
 
 def test_confluent_idempotent_producer_through_leader_moves_and_a_node_restart(mockbroker: MockBroker) -> None:
-    from confluent_kafka import Producer
-
     topic = "chaos-ck"
     make_topic(mockbroker, topic, PARTITIONS)
-    producer = Producer({"bootstrap.servers": mockbroker.bootstrap_servers, "enable.idempotence": True,
-                         "acks": "all", "linger.ms": 2, "retry.backoff.ms": 20, "reconnect.backoff.ms": 20,
-                         "reconnect.backoff.max.ms": 200, "topic.metadata.refresh.interval.ms": 1000,
-                         "message.timeout.ms": 60_000})
-    acked: dict[int, list[bytes]] = {}
-    errors: list[str] = []
-
-    def delivered(err: object, msg: object) -> None:
-        if err is not None:
-            errors.append(str(err))
-        else:
-            acked.setdefault(msg.partition(), []).append(msg.value())  # type: ignore[attr-defined]
-
-    chaos = Chaos(mockbroker, topic, PARTITIONS)
-    chaos.start()
-    i = 0
-    while chaos.is_alive() and i < 20_000:  # bounded: the chaos run takes ~5 s
-        producer.produce(topic, b"%06d" % i, partition=i % PARTITIONS, on_delivery=delivered)
-        producer.poll(0.002)
-        i += 1
-    assert producer.flush(60) == 0
-    chaos.finish()
-    assert errors == []
-    assert sum(len(v) for v in acked.values()) == i
+    acked = produce_through_chaos(mockbroker, topic, PARTITIONS, Chaos(mockbroker, topic, PARTITIONS))
     check_exactly_once_in_order(mockbroker, topic, PARTITIONS, acked)
 
 
