@@ -171,7 +171,7 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
                 ca_out: str | None = None) -> int:
     from mockbroker.errors import KafkaError
     from mockbroker.server import MockBroker
-    from mockbroker.storage.broker_storage import DataDirError
+    from mockbroker.storage import DataDirError
 
     kwargs = settings.broker_kwargs()
     security = dict(security or {})

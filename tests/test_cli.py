@@ -52,3 +52,21 @@ def test_cli_rejects_a_bad_config_flag_with_a_message() -> None:
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert "KEY=VALUE" in proc.stderr
+
+
+def test_cli_in_memory_mode_imports_no_storage_module_and_no_crc_library_before_listening() -> None:
+    """Start-up (issue #16): a broker without a data dir loads nothing of mockbroker/storage (about 19 ms: its
+    modules and the crc32c package, whose import reads its version through importlib.metadata) before it
+    accepts connections; the CRC library comes with the first batch."""
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "mockbroker", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("mockbroker listening on "), line
+    finally:
+        proc.terminate()
+        _, importtime = proc.communicate(timeout=10)
+    imported = [row.rsplit("|", 1)[-1].strip() for row in importtime.splitlines() if row.startswith("import time:")]
+    assert "mockbroker.cli" in imported  # the probe sees the broker's own imports
+    assert [m for m in imported if m.startswith("mockbroker.storage.") or m.split(".")[0] == "crc32c"] == []

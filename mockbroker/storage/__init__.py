@@ -24,6 +24,11 @@ import logging
 log = logging.getLogger("mockbroker.storage")
 
 
+class DataDirError(RuntimeError):
+    """The data dir cannot be used (locked by another broker, another cluster's, not writable). Here, in the
+    package's opening, so the CLI can catch it without importing the storage modules in memory mode."""
+
+
 def data_dir_from_config(config: dict[str, object]) -> str | None:
     """The data dir Kafka's log.dirs (else log.dir) names: the first of a comma-separated list."""
     for key in ("log.dirs", "log.dir"):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker.errors import KafkaError
 from mockbroker.state.cleaner import aborted_transactions
-from mockbroker.storage import metadata
+from mockbroker.storage import DataDirError, metadata
 from mockbroker.storage.checkpoints import (
     CLEANER,
     LOG_START,
@@ -66,10 +66,6 @@ if TYPE_CHECKING:
     from mockbroker.state.log import PartitionLog
 
 log = logging.getLogger("mockbroker.storage")
-
-
-class DataDirError(RuntimeError):
-    """The data dir cannot be used (locked by another broker, another cluster's, not writable)."""
 
 
 class LogDirectory:
