@@ -26,6 +26,7 @@ from typing import Any
 from ._generated.specs import MESSAGES
 from .errors import DecodeError, EncodeError, UnsupportedVersion
 from .primitives import ZERO_UUID, Reader, Writer
+from .struct_compiler import FORMATS, compile_decode, compile_encode
 
 __all__ = [
     "Msg",
@@ -197,10 +198,10 @@ def _array_write(elem: WriteFn, compact: bool, nullable: bool) -> WriteFn:
 
 
 class _Field:
-    __slots__ = ("name", "read", "write", "default", "tag", "is_list", "nullable", "struct")
+    __slots__ = ("name", "read", "write", "default", "tag", "is_list", "nullable", "struct", "fmt")
 
     def __init__(self, name: str, read: ReadFn, write: WriteFn, default: Any, tag: int | None,
-                 nullable: bool = False) -> None:
+                 nullable: bool = False, fmt: str | None = None) -> None:
         self.name = name
         self.read = read
         self.write = write
@@ -209,6 +210,7 @@ class _Field:
         self.is_list = isinstance(default, list)
         self.nullable = nullable
         self.struct: StructCodec | None = None  # set for a non-nullable struct: its default is all-defaults
+        self.fmt = fmt  # struct_compiler.FORMATS character of a fixed-size field (read and written in groups)
 
     def fresh_default(self) -> Any:
         if self.struct is not None:
@@ -221,9 +223,13 @@ def _in(rng: tuple[int, int] | None, version: int) -> bool:
 
 
 class StructCodec:
-    """Reads and writes one struct (a message body or a nested struct) at one version."""
+    """Reads and writes one struct (a message body or a nested struct) at one version: `decode(reader)`
+    and `encode(writer, mapping)` are compiled from the field list (protocol/struct_compiler.py)."""
 
-    __slots__ = ("regular", "tagged", "tag_map", "flexible", "absent")
+    __slots__ = ("regular", "tagged", "tag_map", "flexible", "absent", "decode", "encode", "_sources")
+
+    decode: Callable[[Reader], Msg]
+    encode: Callable[[Writer, Mapping[str, Any]], None]
 
     def __init__(self, fields: tuple[Any, ...], version: int, flexible: bool,
                  newest: tuple[Any, ...] | None = None) -> None:
@@ -259,7 +265,8 @@ class StructCodec:
                 write = _primitive_write(ftype, compact, nullable)
             if ftype == "uuid" and default is None:
                 default = ZERO_UUID
-            field = _Field(name, read, write, default, tag, nullable)
+            fmt = FORMATS.get(ftype) if not nullable else None
+            field = _Field(name, read, write, default, tag, nullable, fmt)
             if ftype == "struct" and not _in(nullable_v, version) and default is None:
                 field.struct = child
             if not _in(versions, version):
@@ -277,6 +284,14 @@ class StructCodec:
                 self.absent.append(_Field(name, _never_read, _never_write, default, None, False))
         self.tagged.sort(key=lambda f: f.tag or 0)
         self.tag_map = {f.tag: f for f in self.tagged}
+        self.decode, decode_source = compile_decode(self.regular, self.tagged, self.absent, flexible, Msg,
+                                                    self._decode_tagged)
+        self.encode, encode_source = compile_encode(self.regular, flexible, bool(self.tagged), self._encode_tagged)
+        self._sources = (decode_source, encode_source)
+
+    def source(self) -> str:
+        """The generated decode and encode functions' source text (for debugging)."""
+        return "\n\n".join(self._sources)
 
     def defaults(self) -> Msg:
         """The struct with every field at its default (what a struct that is not on the wire decodes as)."""
@@ -294,68 +309,49 @@ class StructCodec:
         merged = {**defaults, **{k: v for k, v in value.items() if k != "_unknown_tags" or v}}
         return merged == defaults
 
-    def decode(self, r: Reader) -> Msg:
-        m = Msg()
-        for f in self.regular:
-            r.context = f.name
-            m[f.name] = f.read(r)
-        if self.flexible:
-            r.context = "tagged fields"
-            seen: set[int] = set()
-            for tag, data in r.tagged_fields():
-                tf = self.tag_map.get(tag)
-                if tf is None:
-                    m.setdefault("_unknown_tags", []).append((tag, bytes(data)))
-                    continue
-                sub = Reader(data)
-                sub.context = tf.name
-                m[tf.name] = tf.read(sub)
-                seen.add(tag)
-            for f in self.tagged:
-                if f.tag not in seen:
-                    m[f.name] = f.fresh_default()
-        for f in self.absent:
-            m[f.name] = f.fresh_default()
-        return m
+    def _decode_tagged(self, r: Reader, m: Msg) -> None:
+        """The tagged fields on the wire into m (unknown ones under _unknown_tags), defaults for the rest."""
+        seen: set[int] = set()
+        for tag, data in r.tagged_fields():
+            tf = self.tag_map.get(tag)
+            if tf is None:
+                m.setdefault("_unknown_tags", []).append((tag, bytes(data)))
+                continue
+            sub = Reader(data)
+            sub.context = tf.name
+            m[tf.name] = tf.read(sub)
+            seen.add(tag)
+        for f in self.tagged:
+            if f.tag not in seen:
+                m[f.name] = f.fresh_default()
 
-    def encode(self, w: Writer, m: Mapping[str, Any]) -> None:
-        get = m.get
-        for f in self.regular:
+    def _encode_tagged(self, w: Writer, get: Callable[[str, Any], Any]) -> None:
+        """The tagged fields not at their default, and the unknown ones kept from a decode, in tag order."""
+        items: list[tuple[int, bytes]] = []
+        for f in self.tagged:
             v = get(f.name, f.default)
+            # A tagged field is left out when it holds its default. None stands for the default
+            # unless the field is nullable: a null where the default is not null is written.
+            if v == f.default or (v is None and not f.nullable) or (
+                f.struct is not None and f.struct.is_default(v)
+            ):
+                continue
+            sub = Writer()
             try:
-                f.write(w, v)
-            except EncodeError:
-                raise
-            except (TypeError, ValueError, AttributeError, OverflowError) as exc:
-                raise EncodeError(f"cannot encode field {f.name!r} value {v!r}: {exc}") from None
-            except Exception as exc:  # struct.error and friends
-                raise EncodeError(f"cannot encode field {f.name!r} value {v!r}: {exc}") from None
-        if self.flexible:
-            items: list[tuple[int, bytes]] = []
-            for f in self.tagged:
-                v = get(f.name, f.default)
-                # A tagged field is left out when it holds its default. None stands for the default
-                # unless the field is nullable: a null where the default is not null is written.
-                if v == f.default or (v is None and not f.nullable) or (
-                    f.struct is not None and f.struct.is_default(v)
-                ):
-                    continue
-                sub = Writer()
-                try:
-                    f.write(sub, v)
-                except Exception as exc:
-                    raise EncodeError(f"cannot encode tagged field {f.name!r} value {v!r}: {exc}") from None
-                assert f.tag is not None
-                items.append((f.tag, sub.getvalue()))
-            unknown = get("_unknown_tags")
-            if unknown:
-                items.extend((int(t), bytes(d)) for t, d in unknown)
-                items.sort(key=lambda i: i[0])
-            w.uvarint(len(items))
-            for tag, data in items:
-                w.uvarint(tag)
-                w.uvarint(len(data))
-                w.raw(data)
+                f.write(sub, v)
+            except Exception as exc:
+                raise EncodeError(f"cannot encode tagged field {f.name!r} value {v!r}: {exc}") from None
+            assert f.tag is not None
+            items.append((f.tag, sub.getvalue()))
+        unknown = get("_unknown_tags", None)
+        if unknown:
+            items.extend((int(t), bytes(d)) for t, d in unknown)
+            items.sort(key=lambda i: i[0])
+        w.uvarint(len(items))
+        for tag, data in items:
+            w.uvarint(tag)
+            w.uvarint(len(data))
+            w.raw(data)
 
 
 def _never_read(r: Reader) -> Any:

@@ -98,49 +98,56 @@ class Reader:
 
     # -- fixed-size ----------------------------------------------------------------------------
     def int8(self) -> int:
-        self._need(1)
-        v = _I8.unpack_from(self.buf, self.pos)[0]
-        self.pos += 1
-        return v
+        pos = self.pos
+        if pos + 1 > self.end:
+            self._need(1)
+        self.pos = pos + 1
+        return _I8.unpack_from(self.buf, pos)[0]  # type: ignore[no-any-return]
 
     def boolean(self) -> bool:
         return self.int8() != 0
 
     def int16(self) -> int:
-        self._need(2)
-        v = _I16.unpack_from(self.buf, self.pos)[0]
-        self.pos += 2
-        return v
+        pos = self.pos
+        if pos + 2 > self.end:
+            self._need(2)
+        self.pos = pos + 2
+        return _I16.unpack_from(self.buf, pos)[0]  # type: ignore[no-any-return]
 
     def uint16(self) -> int:
-        self._need(2)
-        v = _U16.unpack_from(self.buf, self.pos)[0]
-        self.pos += 2
-        return v
+        pos = self.pos
+        if pos + 2 > self.end:
+            self._need(2)
+        self.pos = pos + 2
+        return _U16.unpack_from(self.buf, pos)[0]  # type: ignore[no-any-return]
 
     def int32(self) -> int:
-        self._need(4)
-        v = _I32.unpack_from(self.buf, self.pos)[0]
-        self.pos += 4
-        return v
+        pos = self.pos
+        if pos + 4 > self.end:
+            self._need(4)
+        self.pos = pos + 4
+        return _I32.unpack_from(self.buf, pos)[0]  # type: ignore[no-any-return]
 
     def uint32(self) -> int:
-        self._need(4)
-        v = _U32.unpack_from(self.buf, self.pos)[0]
-        self.pos += 4
-        return v
+        pos = self.pos
+        if pos + 4 > self.end:
+            self._need(4)
+        self.pos = pos + 4
+        return _U32.unpack_from(self.buf, pos)[0]  # type: ignore[no-any-return]
 
     def int64(self) -> int:
-        self._need(8)
-        v = _I64.unpack_from(self.buf, self.pos)[0]
-        self.pos += 8
-        return v
+        pos = self.pos
+        if pos + 8 > self.end:
+            self._need(8)
+        self.pos = pos + 8
+        return _I64.unpack_from(self.buf, pos)[0]  # type: ignore[no-any-return]
 
     def float64(self) -> float:
-        self._need(8)
-        v = _F64.unpack_from(self.buf, self.pos)[0]
-        self.pos += 8
-        return v
+        pos = self.pos
+        if pos + 8 > self.end:
+            self._need(8)
+        self.pos = pos + 8
+        return _F64.unpack_from(self.buf, pos)[0]  # type: ignore[no-any-return]
 
     def uuid(self) -> _uuid.UUID:
         self._need(16)
@@ -150,17 +157,22 @@ class Reader:
 
     def raw(self, n: int) -> memoryview:
         """n bytes as a view into the input (no copy)."""
-        self._need(n)
-        v = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return v
+        pos = self.pos
+        if n < 0 or pos + n > self.end:
+            self._need(n)
+        self.pos = pos + n
+        return self.buf[pos : pos + n]
 
     # -- varints -------------------------------------------------------------------------------
     def uvarint(self, max_bytes: int = 5) -> int:
         """Unsigned varint; at most 5 bytes for 32-bit values, 10 for 64-bit."""
+        buf = self.buf
+        pos = self.pos
+        if pos < self.end and buf[pos] < 0x80:  # one byte: most lengths, counts and tags
+            self.pos = pos + 1
+            return buf[pos]  # type: ignore[no-any-return]
         result = 0
         shift = 0
-        buf = self.buf
         for i in range(max_bytes):
             if self.pos >= self.end:
                 raise self.error("varint runs past the end of the data")
@@ -268,6 +280,8 @@ class Reader:
     def tagged_fields(self) -> list[tuple[int, memoryview]]:
         """The raw tagged fields: a list of (tag, value bytes), tags strictly increasing."""
         count = self.uvarint()
+        if not count:
+            return []
         if count > self.end - self.pos:
             raise self.error(f"{count} tagged fields cannot fit in {self.end - self.pos} bytes")
         out: list[tuple[int, memoryview]] = []
