@@ -81,13 +81,24 @@ def _release_frame(req: Msg, appended: list[tuple[PartitionLog, int]]) -> None:
     """Stored batches are views of the request's frame (no copy). When what this request stored is less
     than half of its frame (the rest: batches the broker refused, other partitions' errors), copy the
     stored batches out, so a small accepted batch does not keep a large frame alive."""
+    if not appended:
+        return
     frame = next((pd.records.obj for td in req.topic_data for pd in td.partition_data if pd.records is not None),
                  None)
-    if frame is None or not appended:
+    if frame is None:
         return
-    stored = [b for log, end_before in appended for b in log.batches[log.index_of(end_before):]
-              if b.base_offset >= end_before and b.data.obj is frame]
-    if sum(b.size for b in stored) * 2 < len(frame):
+    stored = []
+    total = 0
+    for log, end_before in appended:  # what each append added is at the end of its log
+        batches = log.batches
+        i = len(batches) - 1
+        while i >= 0 and batches[i].base_offset >= end_before:
+            b = batches[i]
+            if b.data.obj is frame:
+                stored.append(b)
+                total += len(b.data)
+            i -= 1
+    if total * 2 < len(cast(bytearray, frame)):
         for b in stored:
             b.data = memoryview(bytearray(b.data))
 

@@ -23,7 +23,13 @@ import bisect
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from mockbroker.protocol.records.batch import Record, RecordBatch
+from mockbroker.protocol.records.batch import (
+    CONTROL_MASK,
+    TRANSACTIONAL_MASK,
+    Record,
+    RecordBatch,
+    last_sequence_of,
+)
 from mockbroker.state.producers import ProducerStateTable
 from mockbroker.state.segments import LogSegments
 from mockbroker.state.stored_batch import StoredBatch
@@ -101,19 +107,21 @@ class PartitionLog:
         return stored
 
     def _store(self, batch: RecordBatch, now_ms: int) -> StoredBatch:
+        (base_offset, _length, _epoch, _magic, _crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
+         producer_id, producer_epoch, base_sequence, record_count) = batch.header()  # one unpack: the hot path
         stored = StoredBatch(
-            base_offset=batch.base_offset,
-            last_offset=batch.last_offset,
-            max_timestamp=batch.max_timestamp,
-            base_timestamp=batch.base_timestamp,
+            base_offset=base_offset,
+            last_offset=base_offset + last_offset_delta,
+            max_timestamp=max_timestamp,
+            base_timestamp=base_timestamp,
             data=batch.buffer,
-            producer_id=batch.producer_id,
-            producer_epoch=batch.producer_epoch,
-            base_sequence=batch.base_sequence,
-            last_sequence=batch.last_sequence,
-            record_count=batch.record_count,
-            is_transactional=batch.is_transactional,
-            is_control=batch.is_control,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=base_sequence,
+            last_sequence=last_sequence_of(base_sequence, last_offset_delta),
+            record_count=record_count,
+            is_transactional=bool(attributes & TRANSACTIONAL_MASK),
+            is_control=bool(attributes & CONTROL_MASK),
             leader_epoch=self.leader_epoch,
             append_time_ms=now_ms,
         )

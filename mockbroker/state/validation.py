@@ -46,11 +46,14 @@ from mockbroker.protocol.errors import DecodeError, LimitExceeded
 from mockbroker.protocol.records import compression
 from mockbroker.protocol.records.batch import (
     ATTRIBUTES,
+    CODEC_MASK,
+    CONTROL_MASK,
     CREATE_TIME,
     LOG_APPEND_TIME,
     LOG_OVERHEAD,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_MASK,
     Codec,
     InvalidRecordError,
     RecordBatch,
@@ -146,16 +149,19 @@ def split_batches(data: memoryview, spans: list[tuple[int, int, int]], topic_par
 
 
 def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_partition: str) -> None:
-    if batch.base_offset != 0:
+    (base_offset, _length, _epoch, _magic, _crc, attributes, last_offset_delta, _base_ts, _max_ts, producer_id,
+     _producer_epoch, base_sequence, count) = batch.header()  # one unpack: every produced batch comes here
+    if base_offset != 0:
         raise KafkaError(
             ErrorCode.INVALID_RECORD,
             f"The baseOffset of the record batch in the append to {topic_partition} should be 0, but it is "
-            f"{batch.base_offset}",
+            f"{base_offset}",
         )
-    if batch.size > config.max_message_bytes:
+    size = batch.size
+    if size > config.max_message_bytes:
         raise RejectedBeforeAppend(
             ErrorCode.MESSAGE_TOO_LARGE,
-            f"The record batch size in the append to {topic_partition} is {batch.size} bytes which exceeds "
+            f"The record batch size in the append to {topic_partition} is {size} bytes which exceeds "
             f"the maximum configured value of {config.max_message_bytes}.",
         )
     try:
@@ -164,28 +170,27 @@ def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_p
         raise KafkaError(ErrorCode.INVALID_RECORD, str(exc)) from None
     except DecodeError as exc:
         raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, str(exc)) from None
-    count = batch.record_count
-    if batch.last_offset_delta < 0:
+    if last_offset_delta < 0:
         raise KafkaError(ErrorCode.INVALID_RECORD, f"Batch has an invalid offset range in {topic_partition}")
     if count <= 0:
         raise KafkaError(ErrorCode.INVALID_RECORD,
                          f"Invalid reported count for record batch: {count} in {topic_partition}")
-    if count != batch.last_offset_delta + 1:
+    if count != last_offset_delta + 1:
         raise KafkaError(
             ErrorCode.INVALID_RECORD,
-            f"Inconsistent batch offset range [0, {batch.last_offset_delta}] and count of records {count} in "
+            f"Inconsistent batch offset range [0, {last_offset_delta}] and count of records {count} in "
             f"{topic_partition}",
         )
-    if batch.is_control:
+    if attributes & CONTROL_MASK:
         raise KafkaError(ErrorCode.INVALID_RECORD, "Clients are not allowed to write control records")
-    if batch.producer_id >= 0 and batch.base_sequence < 0:
+    if producer_id >= 0 and base_sequence < 0:
         raise KafkaError(
             ErrorCode.INVALID_RECORD,
-            f"Invalid sequence number {batch.base_sequence} in record batch with producerId {batch.producer_id}",
+            f"Invalid sequence number {base_sequence} in record batch with producerId {producer_id}",
         )
-    if batch.is_transactional and batch.producer_id < 0:
+    if attributes & TRANSACTIONAL_MASK and producer_id < 0:
         raise KafkaError(ErrorCode.INVALID_RECORD, "Transactional batch without a producer id")
-    if batch.codec == Codec.LZ4:
+    if attributes & CODEC_MASK == Codec.LZ4:
         _check_lz4_frame(batch, topic_partition)
     _validate_records(batch, config, now_ms, topic_partition)
 

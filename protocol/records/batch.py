@@ -32,11 +32,9 @@ headerCount varint, headers [keyLength varint, key utf-8, valueLength varint (-1
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import IntEnum
 from typing import NamedTuple
-
-import crc32c as _crc32c
 
 from ..errors import DecodeError
 from . import compression
@@ -162,9 +160,19 @@ _CONTROL_KEY = struct.Struct(">hh")  # version, type
 _END_TXN_VALUE = struct.Struct(">hi")  # version, coordinator epoch
 
 
+_crc32c_impl: Callable[[bytes | bytearray | memoryview], int] | None = None
+
+
 def crc32c(data: bytes | bytearray | memoryview) -> int:
-    """CRC-32C (Castagnoli), unsigned."""
-    return _crc32c.crc32c(data)
+    """CRC-32C (Castagnoli), unsigned. The crc32c package is imported on first use, not with this module:
+    its import costs about 15 ms of the broker's start-up (it reads its own version with
+    importlib.metadata), and a broker with no batches yet computes no CRC."""
+    global _crc32c_impl
+    if _crc32c_impl is None:
+        from crc32c import crc32c as loaded
+
+        _crc32c_impl = loaded
+    return _crc32c_impl(data)
 
 
 # -- records ------------------------------------------------------------------------------------
@@ -179,6 +187,16 @@ class ControlRecord(NamedTuple):
 
 
 # -- the batch ----------------------------------------------------------------------------------
+
+
+def last_sequence_of(base_sequence: int, last_offset_delta: int) -> int:
+    """A batch's last sequence: base_sequence + last_offset_delta, wrapping past Int32.MaxValue to 0; -1
+    (NO_SEQUENCE) for a batch without sequences."""
+    if base_sequence == NO_SEQUENCE:
+        return NO_SEQUENCE
+    if base_sequence > INT32_MAX - last_offset_delta:
+        return last_offset_delta - (INT32_MAX - base_sequence) - 1
+    return base_sequence + last_offset_delta
 
 
 def _view(data: bytes | bytearray | memoryview) -> memoryview:
@@ -335,13 +353,7 @@ class RecordBatch:
     @property
     def last_sequence(self) -> int:
         """base_sequence + last_offset_delta, wrapping past Int32.MaxValue to 0; -1 without one."""
-        base = self.base_sequence
-        if base == NO_SEQUENCE:
-            return NO_SEQUENCE
-        delta = self.last_offset_delta
-        if base > INT32_MAX - delta:
-            return delta - (INT32_MAX - base) - 1
-        return base + delta
+        return last_sequence_of(self.base_sequence, self.last_offset_delta)
 
     @property
     def record_count(self) -> int:
@@ -349,7 +361,7 @@ class RecordBatch:
 
     def header(self) -> tuple[int, ...]:
         """All 13 header fields at once, in HEADER's order (one unpack; for hot paths)."""
-        return tuple(HEADER.unpack_from(self._buf, 0))
+        return HEADER.unpack_from(self._buf, 0)  # type: ignore[no-any-return]
 
     # -- checks ---------------------------------------------------------------------------------
     def compute_crc(self) -> int:
