@@ -430,8 +430,19 @@ def version_range(api_key: int) -> tuple[int, int]:
     return (segs[0][0], segs[-1][1])
 
 
+_FLEXIBLE: dict[tuple[int, int], bool] = {}
+
+
 def is_flexible(api_key: int, version: int) -> bool:
-    """Whether (api_key, version) uses flexible encoding; for versions past the schemas, the newest rule."""
+    """Whether (api_key, version) uses flexible encoding; for versions past the schemas, the newest rule.
+    (Asked twice per request, for its header and its answer's: remembered per key and version.)"""
+    known = _FLEXIBLE.get((api_key, version))
+    if known is None:
+        known = _FLEXIBLE[(api_key, version)] = _is_flexible(api_key, version)
+    return known
+
+
+def _is_flexible(api_key: int, version: int) -> bool:
     segs = MESSAGES[api_key][REQUEST]
     for seg in segs:
         if seg[0] <= version <= seg[1]:

@@ -68,8 +68,11 @@ def _partition_response(index: int, code: int, message: str | None = None, base_
 def _unique_partitions(req: Msg, by_id: bool) -> list[tuple[Msg, list[Msg]]]:
     """The request's topics with their partitions, each topic and partition once (the last copy of a
     partition wins), in the order of their first appearance."""
+    topic_data = req.topic_data
+    if len(topic_data) == 1 and len(topic_data[0].partition_data) == 1:  # the usual request: nothing to merge
+        return [(topic_data[0], topic_data[0].partition_data)]
     topics: dict[Any, tuple[Msg, dict[int, Msg]]] = {}
-    for td in req.topic_data:
+    for td in topic_data:
         key = td.topic_id if by_id else td.name
         _, parts = topics.setdefault(key, (td, {}))
         for pd in td.partition_data:
@@ -83,8 +86,7 @@ def _release_frame(req: Msg, appended: list[tuple[PartitionLog, int]]) -> None:
     stored batches out, so a small accepted batch does not keep a large frame alive."""
     if not appended:
         return
-    frame = next((pd.records.obj for td in req.topic_data for pd in td.partition_data if pd.records is not None),
-                 None)
+    frame = _frame_of(req)
     if frame is None:
         return
     stored = []
@@ -101,6 +103,15 @@ def _release_frame(req: Msg, appended: list[tuple[PartitionLog, int]]) -> None:
     if total * 2 < len(cast(bytearray, frame)):
         for b in stored:
             b.data = memoryview(bytearray(b.data))
+
+
+def _frame_of(req: Msg) -> Any:
+    """The buffer the request's records are views of (its frame), or None when it carries none."""
+    for td in req.topic_data:
+        for pd in td.partition_data:
+            if pd.records is not None:
+                return pd.records.obj
+    return None
 
 
 @handler(API_KEY, 0, 13)

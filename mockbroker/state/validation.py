@@ -256,12 +256,13 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
                                    f"more than {MAX_RECORDS_PER_BATCH}={limit}")
     data = _records_section(batch, topic_partition)
     compacted = config.compacted
+    topic_append_time = config.log_append_time
     base_ts = batch.base_timestamp
     client_append_time = batch.timestamp_type == LOG_APPEND_TIME
     before = int(config.get("message.timestamp.before.max.ms"))
     after = int(config.get("message.timestamp.after.max.ms"))
     deltas: tuple[int, int] | None = None
-    if not config.log_append_time and not client_append_time and (before != LONG_MAX or after != LONG_MAX):
+    if not topic_append_time and not client_append_time and (before != LONG_MAX or after != LONG_MAX):
         low = now_ms - before - base_ts if before != LONG_MAX else INT64_MIN - 2**64
         high = now_ms + after - base_ts if after != LONG_MAX else INT64_MAX + 2**64
         deltas = (low, high)
@@ -269,6 +270,10 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
         found, max_delta = check_records(data, count, keys_required=compacted, timestamp_deltas=deltas)
     except InvalidRecordError as exc:
         raise KafkaError(ErrorCode.INVALID_RECORD, f"{exc} in topic partition {topic_partition}") from None
+    if not found and not client_append_time:  # every record passed (the usual batch)
+        if not topic_append_time and max_delta is not None:
+            _set_max_timestamp(batch, False, max(NO_TIMESTAMP, wrap_int64(base_ts + max_delta)))
+        return
     errors: list[RecordError] = []
     any_time_error = False
     keyless = f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
@@ -286,7 +291,7 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
         # LogValidator.validateTimestamp checks it against the bounds on a CreateTime topic; on a LogAppendTime
         # topic, or without a timestamp, the timestamp type itself is an error for every record.
         max_ts = batch.max_timestamp
-        if config.log_append_time or max_ts == NO_TIMESTAMP:
+        if topic_append_time or max_ts == NO_TIMESTAMP:
             message: str | None = (f"Invalid timestamp type in message with timestamp {max_ts}. Producer should not "
                                    "set timestamp type to LogAppendTime.")
         elif _java_timestamp_invalid(max_ts, now_ms, before, after):
@@ -301,7 +306,7 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
                                   _timestamp_message(max_ts, i, now_ms, before, after))
                       for i in range(count)]
     if not errors:
-        if not config.log_append_time and max_delta is not None:
+        if not topic_append_time and max_delta is not None:
             _set_max_timestamp(batch, client_append_time, max(NO_TIMESTAMP, wrap_int64(base_ts + max_delta)))
         return
     # Kafka's LogValidator.processRecordErrors: INVALID_TIMESTAMP if any record has a timestamp error, else
