@@ -237,7 +237,9 @@ class Connection(asyncio.BufferedProtocol):
             log.exception("handler of %s v%d failed", spec.name, header.api_version)
             self._close("internal error")
             return
-        if inspect.isawaitable(result):
+        # A handler's answer is a Msg (a dict), None or a CloseConnection, or an awaitable of one (checked
+        # last: inspect.isawaitable is an ABC check, the slowest of these).
+        if result is not None and not isinstance(result, (dict, dispatch.CloseConnection)) and inspect.isawaitable(result):
             self._busy = True
             self._pending = result
             self._task = asyncio.get_running_loop().create_task(self._finish(header, result))
