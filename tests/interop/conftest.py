@@ -25,8 +25,12 @@ from tests.interop.workload import Target
 
 REPO = Path(__file__).resolve().parents[2]
 # A new group's first rebalance would wait Kafka's default 3 s for more members; tests set it to 0, as
-# test setups of real Kafka usually do.
-CLI_ARGS = ["--config", "group.initial.rebalance.delay.ms=0"]
+# test setups of real Kafka usually do. Retention is off: the tests' records carry fixed timestamps of 2020
+# (workload.BASE_TS), long past Kafka's 7-day log.retention.ms, and this broker lives for the whole session,
+# so its retention check (every 5 minutes, as Kafka's) would delete them, as Kafka would, whenever it falls
+# between a test's produce and its consume (seen once: KafkaJS read nothing of a topic, its log start
+# offset already at its end).
+CLI_ARGS = ["--config", "group.initial.rebalance.delay.ms=0", "--config", "log.retention.ms=-1"]
 
 
 @pytest.fixture(scope="session")
