@@ -270,11 +270,16 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
         found, max_delta = check_records(data, count, keys_required=compacted, timestamp_deltas=deltas)
     except InvalidRecordError as exc:
         raise KafkaError(ErrorCode.INVALID_RECORD, f"{exc} in topic partition {topic_partition}") from None
+    if not found and not client_append_time:  # every record passed (the usual batch)
+        if not topic_append_time and max_delta is not None:
+            _set_max_timestamp(batch, False, max(NO_TIMESTAMP, wrap_int64(base_ts + max_delta)))
+        return
     errors: list[RecordError] = []
     any_time_error = False
+    keyless = f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
     for index, ts_delta in found:
         if ts_delta is None:
-            errors.append(RecordError(index, _keyless(topic_partition)))
+            errors.append(RecordError(index, keyless))
             continue
         timestamp = wrap_int64(base_ts + ts_delta)
         if timestamp == NO_TIMESTAMP or not _java_timestamp_invalid(timestamp, now_ms, before, after):
@@ -296,7 +301,7 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
         if message != "":
             without_key = {e.batch_index for e in errors}
             any_time_error = True
-            errors = [RecordError(i, _keyless(topic_partition)) if i in without_key else
+            errors = [RecordError(i, keyless) if i in without_key else
                       RecordError(i, message if message is not None else
                                   _timestamp_message(max_ts, i, now_ms, before, after))
                       for i in range(count)]
@@ -313,11 +318,6 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
     raise BatchRejected(ErrorCode.INVALID_RECORD,
                         f"One or more records have been rejected due to {len(errors)} record errors in total, and "
                         f"only showing the first three errors at most: [{shown}]", errors)
-
-
-def _keyless(topic_partition: str) -> str:
-    """LogValidator's message for a record without a key on a compacted topic (built only for one)."""
-    return f"Compacted topic cannot accept message without key in topic partition {topic_partition}."
 
 
 def _set_max_timestamp(batch: RecordBatch, client_append_time: bool, max_timestamp: int) -> None:
