@@ -99,7 +99,8 @@ def membership(broker: MockBroker, group: str) -> tuple[int, list[tuple[str, int
 class JavaMember:
     """The Java harness's `group-consume` (kafka-clients 4.3.0): prints each record, commits synchronously
     after each poll; stops when its stop file appears. A `client_race` line is kafka-clients' own
-    KIP-848 position race in poll, which the harness retries (see GroupConsumeOps.loop)."""
+    KIP-848 position race in poll, after which the harness rewinds to what it printed and polls again
+    (see GroupConsumeOps.rewindAfterRace)."""
 
     def __init__(self, broker: MockBroker, topic: str, group: str, protocol: str, tmp_path: Path) -> None:
         require_java()

@@ -6,8 +6,11 @@ import com.google.gson.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -45,7 +48,8 @@ import org.apache.kafka.common.TopicPartition;
  * -> started {group_id, protocol}; assigned|revoked|lost {partitions, at_ms};
  *    stalled {at_ms} / resumed {at_ms} (stall_file appearing / going away);
  *    record {topic,partition,offset,key,value,...}; committed {offsets, where: poll|revoked|close};
- *    commit_error {offsets, where, error, ...}; client_race {error, at_ms} (poll retried, see loop);
+ *    commit_error {offsets, where, error, ...};
+ *    client_race {error, at_ms, rewound} (poll retried from the printed positions, see rewindAfterRace);
  *    done {count, stopped: max_records|idle|stop_after_ms|stop_file, assignment, generation, member_id}
  *    (printed after close, which leaves the group)
  * </pre>
@@ -58,11 +62,15 @@ final class GroupConsumeOps {
     private final long start = System.currentTimeMillis();
     /** Offsets of printed records not committed yet. */
     private final Map<TopicPartition, OffsetAndMetadata> pending = new LinkedHashMap<>();
+    /** Offset after the last record printed of each assigned partition (since its assignment). */
+    private final Map<TopicPartition, Long> printedUpTo = new HashMap<>();
+    private final boolean resetsToEarliest;
     private boolean everAssigned;
 
-    private GroupConsumeOps(KafkaConsumer<byte[], byte[]> consumer, Duration timeout) {
+    private GroupConsumeOps(KafkaConsumer<byte[], byte[]> consumer, Duration timeout, boolean resetsToEarliest) {
         this.consumer = consumer;
         this.timeout = timeout;
+        this.resetsToEarliest = resetsToEarliest;
     }
 
     static int run(JsonObject a) {
@@ -76,7 +84,8 @@ final class GroupConsumeOps {
         }
         p.put("enable.auto.commit", "false");
         KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p);
-        GroupConsumeOps ops = new GroupConsumeOps(c, Duration.ofMillis(timeout));
+        GroupConsumeOps ops = new GroupConsumeOps(c, Duration.ofMillis(timeout),
+                "earliest".equals(p.getProperty("auto.offset.reset")));
         String stopped;
         int count;
         try {
@@ -115,11 +124,13 @@ final class GroupConsumeOps {
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                 Json.emit(Json.obj("type", "revoked", "partitions", CtpOps.tps(partitions), "at_ms", atMs()));
                 commitPending(partitions, "revoked");
+                partitions.forEach(printedUpTo::remove);
             }
 
             @Override
             public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
                 everAssigned = true;
+                partitions.forEach(printedUpTo::remove);
                 Json.emit(Json.obj("type", "assigned", "partitions", CtpOps.tps(partitions), "at_ms", atMs()));
             }
 
@@ -127,6 +138,7 @@ final class GroupConsumeOps {
             public void onPartitionsLost(Collection<TopicPartition> partitions) {
                 Json.emit(Json.obj("type", "lost", "partitions", CtpOps.tps(partitions), "at_ms", atMs()));
                 partitions.forEach(pending::remove);
+                partitions.forEach(printedUpTo::remove);
             }
         };
         if (Json.has(a, "pattern")) {
@@ -174,11 +186,14 @@ final class GroupConsumeOps {
                     throw e;
                 }
                 // kafka-clients 4.3.0's KIP-848 consumer (AsyncKafkaConsumer) races itself here: the
-                // application thread checked the partition fetchable, then its background thread moved it to
+                // application thread checked a partition fetchable, then its background thread moved it to
                 // AWAIT_VALIDATION on a leader change, so FetchCollector's position update throws (upstream:
-                // KAFKA-15529, KAFKA-19589). Nothing was handed out and the position did not move, so the
-                // next poll fetches the same records again; the event lets a test see how often it happened.
-                Json.emit(Json.obj("type", "client_race", "error", e.getMessage(), "at_ms", atMs()));
+                // KAFKA-15529, KAFKA-19589). Nothing of this poll is handed out, but partitions collected
+                // before the failing one in the same poll have already moved their positions past records
+                // nobody saw: rewind every partition to what this member printed, then poll again.
+                int rewound = rewindAfterRace(e);
+                Json.emit(Json.obj("type", "client_race", "error", e.getMessage(), "at_ms", atMs(),
+                        "rewound", rewound));
                 continue;
             }
             for (ConsumerRecord<byte[], byte[]> r : records) {
@@ -188,11 +203,54 @@ final class GroupConsumeOps {
                 }
                 Json.emit(KafkaHarness.recordJson(r));
                 count[0]++;
+                printedUpTo.put(new TopicPartition(r.topic(), r.partition()), r.offset() + 1);
                 pending.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
                 lastRecordAt = System.currentTimeMillis();
             }
             commitPending(null, "poll");
         }
+    }
+
+    /**
+     * After the client's position race (see loop): seeks each assigned partition back to the offset after
+     * its last printed record, or, where none was printed since its assignment, to its committed offset
+     * (to the beginning when there is none and auto.offset.reset is earliest). Returns the partitions
+     * sought; rethrows the race where a start position cannot be known.
+     */
+    private int rewindAfterRace(IllegalStateException race) {
+        List<TopicPartition> unprinted = new ArrayList<>();
+        int sought = 0;
+        for (TopicPartition tp : consumer.assignment()) {
+            Long next = printedUpTo.get(tp);
+            if (next != null) {
+                consumer.seek(tp, next);
+                sought++;
+            } else {
+                unprinted.add(tp);
+            }
+        }
+        if (unprinted.isEmpty()) {
+            return sought;
+        }
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(Set.copyOf(unprinted), timeout);
+        List<TopicPartition> neverCommitted = new ArrayList<>();
+        for (TopicPartition tp : unprinted) {
+            OffsetAndMetadata om = committed.get(tp);
+            if (om != null) {
+                consumer.seek(tp, om);
+                sought++;
+            } else {
+                neverCommitted.add(tp);
+            }
+        }
+        if (!neverCommitted.isEmpty()) {
+            if (!resetsToEarliest) {
+                throw race;
+            }
+            consumer.seekToBeginning(neverCommitted);
+            sought += neverCommitted.size();
+        }
+        return sought;
     }
 
     private static void sleep(long ms) {
