@@ -15,6 +15,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from mockbroker.clock import Clock
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
 from tests.handlers.conftest import METADATA
@@ -32,8 +33,8 @@ def jwks_file(tmp: Path, key: rsa.RSAPrivateKey, kid: str) -> str:
     return path.as_uri()
 
 
-def oauth_broker(factory: Callable[..., MockBroker], url: str, **extra: str) -> MockBroker:
-    return factory(security="SASL_PLAINTEXT", config={
+def oauth_broker(factory: Callable[..., MockBroker], url: str, clock: Clock | None = None, **extra: str) -> MockBroker:
+    return factory(security="SASL_PLAINTEXT", clock=clock, config={
         "sasl.enabled.mechanisms": "OAUTHBEARER", "sasl.oauthbearer.jwks.endpoint.url": url,
         "sasl.oauthbearer.expected.audience": "other-api,kafka", "sasl.oauthbearer.expected.issuer": ISSUER,
         "sasl.oauthbearer.sub.claim.name": "client_id", **extra})
@@ -67,7 +68,11 @@ def test_a_token_signed_by_a_key_of_the_jwks_logs_in_as_the_configured_claim(
 def test_tokens_the_settings_refuse(mockbroker_factory: Callable[..., MockBroker], tmp_path: Path) -> None:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    # A frozen broker clock on a whole second: the tokens 4 s and 6 s past their expiry stay on their sides
+    # of the 5 s skew however long the logins take (on wall time, exp = now - 4 fell past the skew once the
+    # second that `now` was read in ended: a failure on a busy machine).
     broker = oauth_broker(mockbroker_factory, jwks_file(tmp_path, key, "k1"),
+                          clock=Clock(start_ms=1_790_000_000_000, frozen=True),
                           **{"sasl.oauthbearer.clock.skew.seconds": "5"})
     now = broker.clock.now_ms() // 1000
     refused = [jwt.encode(claims(broker), other, algorithm="RS256", headers={"kid": "k1"}),  # not the JWKS's key
