@@ -69,6 +69,13 @@ def owns(broker: MockBroker, group: str, want: dict[str, set[tuple[str, int]]]) 
     return owned(broker, group) == want
 
 
+def heartbeats_from(broker: MockBroker, client_id: str, protocol: str) -> int:
+    """How many group heartbeats (Heartbeat for a classic member, ConsumerGroupHeartbeat for KIP-848) the
+    broker has received from the client."""
+    api_key = HEARTBEAT if protocol == "classic" else CONSUMER_GROUP_HEARTBEAT
+    return sum(1 for r in broker.received(api_key) if r.client_id == client_id)
+
+
 def records(lines: Lines) -> list[tuple[str, str]]:
     return [(r["topic"], r["value"]) for r in of_type(lines, "record")]
 
@@ -130,10 +137,19 @@ def test_java_member_past_max_poll_interval_leaves_and_rejoins_on_its_next_poll(
         other = pool.submit(member, broker, group, "other", stop_file, config, topic=topic)
         try:
             wait_until(lambda: len(owned(broker, group)) == 2 and all(owned(broker, group).values()), SETTLE_S,
-                       f"both members to own a partition (now {summary(broker, group)})", 0.1)
+                       lambda: f"both members to own a partition (now {summary(broker, group)})", 0.1)
+            # The group is stable once its leader synced; the member to stall may not have read its JoinGroup
+            # answer yet. A classic member in that state (PREPARING_REBALANCE) has its heartbeat thread off, and
+            # that thread is what leaves on max.poll.interval.ms: stalled there, it would neither sync nor
+            # leave, and on the frozen clock no timeout removes it (seen once on a busy machine). A heartbeat it
+            # sends after the group is stable shows the thread is on (its heartbeats before its JoinGroup
+            # arrived before the JoinGroup, on the same connection).
+            beats = heartbeats_from(broker, "stuck", protocol)
+            wait_until(lambda: heartbeats_from(broker, "stuck", protocol) > beats, SETTLE_S,
+                       "a heartbeat from the member to stall, in the stable group")
             stall.touch()
             wait_until(lambda: owned(broker, group) == {"other": everything}, SETTLE_S,
-                       f"the stalled member to leave and the other to own everything (now {summary(broker, group)})",
+                       lambda: f"the stalled member to leave and the other to own everything (now {summary(broker, group)})",
                        0.1)
             produce(broker, topic, ["p0-while-stalled"], partition=0)
             produce(broker, topic, ["p1-while-stalled"], partition=1)
@@ -141,7 +157,7 @@ def test_java_member_past_max_poll_interval_leaves_and_rejoins_on_its_next_poll(
                        "the remaining member to read and commit both partitions")
             stall.unlink()
             wait_until(lambda: len(owned(broker, group)) == 2 and all(owned(broker, group).values()), SETTLE_S,
-                       f"the member to rejoin on its next poll and share the partitions (now {summary(broker, group)})",
+                       lambda: f"the member to rejoin on its next poll and share the partitions (now {summary(broker, group)})",
                        0.1)
             produce(broker, topic, ["p0-after"], partition=0)
             produce(broker, topic, ["p1-after"], partition=1)

@@ -37,15 +37,17 @@ GROUP_CONFIG = {
 SETTLE_S = 60.0
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
-    """Poll `predicate` until it is truthy (bounded); fail with `what` otherwise."""
+def wait_until(predicate: Callable[[], Any], timeout: float, what: str | Callable[[], str],
+               interval: float = 0.05) -> Any:
+    """Poll `predicate` until it is truthy (bounded); fail with `what` otherwise (a callable is asked then,
+    so the message can show the state at the time out)."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what() if callable(what) else what}")
         time.sleep(interval)
 
 
