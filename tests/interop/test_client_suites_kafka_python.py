@@ -24,7 +24,7 @@ kafka = pytest.importorskip("kafka")
 
 SUITE_CONFIG = {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 1000, "num.partitions": 2}
 SETTLE_S = 60.0
-LEAVE_GROUP = 13
+HEARTBEAT, LEAVE_GROUP = 12, 13
 
 
 class Member:
@@ -81,6 +81,10 @@ def owned(broker: MockBroker, group: str) -> dict[str, set[tuple[str, int]]]:
     return {m.client_id: {(t, p) for t, ps in (m.assignment or {}).items() for p in ps} for m in g.members}
 
 
+def heartbeats_from(broker: MockBroker, client_id: str) -> int:
+    return sum(1 for r in broker.received(HEARTBEAT) if r.client_id == client_id)
+
+
 def owns(broker: MockBroker, group: str, want: dict[str, set[tuple[str, int]]]) -> bool:
     return owned(broker, group) == want
 
@@ -117,10 +121,18 @@ def test_kafka_python_member_past_max_poll_interval_leaves_and_rejoins_on_its_ne
     other = Member(broker, group, "other", topic=topic)
     try:
         wait_until(lambda: len(owned(broker, group)) == 2 and all(owned(broker, group).values()), SETTLE_S,
-                   f"both members to own a partition (now {owned(broker, group)})", 0.1)
+                   lambda: f"both members to own a partition (now {owned(broker, group)})", 0.1)
+        # The group is stable once its leader synced; the member to stall may not have read its own answers
+        # yet. kafka-python's heartbeat thread, which leaves on max_poll_interval_ms, is off until the member
+        # is stable: stalled before, it would neither sync nor leave, and on the frozen clock no timeout
+        # removes it. A heartbeat it sends after the group is stable shows the thread is on.
+        beats = heartbeats_from(broker, "stuck")
+        wait_until(lambda: heartbeats_from(broker, "stuck") > beats, SETTLE_S,
+                   "a heartbeat from the member to stall, in the stable group")
         stuck.stalled.set()
         wait_until(lambda: owned(broker, group) == {"other": everything}, SETTLE_S,
-                   f"the stalled member to leave and the other to own everything (now {owned(broker, group)})", 0.1)
+                   lambda: f"the stalled member to leave and the other to own everything (now {owned(broker, group)})",
+                   0.1)
         assert any(r.client_id == "stuck" for r in broker.received(LEAVE_GROUP))
         produce(broker, topic, ["p0-while-stalled"], partition=0)
         produce(broker, topic, ["p1-while-stalled"], partition=1)
@@ -128,7 +140,7 @@ def test_kafka_python_member_past_max_poll_interval_leaves_and_rejoins_on_its_ne
                    "the remaining member to read and commit both partitions")
         stuck.stalled.clear()
         wait_until(lambda: len(owned(broker, group)) == 2 and all(owned(broker, group).values()), SETTLE_S,
-                   f"the member to rejoin on its next poll and share the partitions (now {owned(broker, group)})",
+                   lambda: f"the member to rejoin on its next poll and share the partitions (now {owned(broker, group)})",
                    0.1)
         produce(broker, topic, ["p0-after"], partition=0)
         produce(broker, topic, ["p1-after"], partition=1)
