@@ -411,6 +411,12 @@ def test_a_group_reads_every_record_of_a_chaos_run_across_coordinator_moves(mock
         moves = CoordinatorMoves(mockbroker, group)
         acked = produce_through_chaos(mockbroker, topic, PARTITIONS, Chaos(mockbroker, topic, PARTITIONS, moves.hooks()))
         moves.note()
+        if moves.history[-1] == STOPPED_NODE:
+            # The stopped node came back and led its internal partition again, so the coordinator is where the
+            # member first found it: a member that sent no group request while it was elsewhere never had to
+            # look (KafkaJS, once in 50 busy runs: it read and committed everything with one FindCoordinator).
+            # Moved off, the coordinator is somewhere the member has not seen, so its last commit must find it.
+            moves.move_to_another_node()
         in_log = [r.value for r in mockbroker.records(topic)]
         wait_until(lambda: set(consumer.values()) >= set(in_log), SETTLE_S,
                    lambda: f"the member to read {len(in_log)} records (read {len(set(consumer.values()))})", 0.2)
