@@ -150,9 +150,10 @@ def test_java_member_past_max_poll_interval_leaves_and_rejoins_on_its_next_poll(
             # The group is stable once its leader synced; the member to stall may not have read its JoinGroup
             # answer yet. A classic member in that state (PREPARING_REBALANCE) has its heartbeat thread off, and
             # that thread is what leaves on max.poll.interval.ms: stalled there, it would neither sync nor
-            # leave, and on the frozen clock no timeout removes it (seen once on a busy machine). A heartbeat it
-            # sends after the group is stable shows the thread is on (its heartbeats before its JoinGroup
-            # arrived before the JoinGroup, on the same connection).
+            # leave, and on the frozen clock no timeout removes it (read in AbstractCoordinator, not seen: the
+            # failure seen was FAST_METADATA's). A heartbeat it sends after the group is stable shows the
+            # thread is on (its heartbeats before its JoinGroup arrived before the JoinGroup, on the same
+            # connection).
             beats = heartbeats_from(broker, "stuck", protocol)
             wait_until(lambda: heartbeats_from(broker, "stuck", protocol) > beats, SETTLE_S,
                        "a heartbeat from the member to stall, in the stable group")

@@ -203,8 +203,9 @@ final class GroupConsumeOps {
                 }
                 Json.emit(KafkaHarness.recordJson(r));
                 count[0]++;
-                printedUpTo.put(new TopicPartition(r.topic(), r.partition()), r.offset() + 1);
-                pending.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                printedUpTo.put(tp, r.offset() + 1);
+                pending.put(tp, new OffsetAndMetadata(r.offset() + 1));
                 lastRecordAt = System.currentTimeMillis();
             }
             commitPending(null, "poll");
