@@ -97,6 +97,14 @@ def run_kafka_python(cfg: dict[str, Any], stop: threading.Event, deadline: float
             emit({"type": "revoked", "partitions": sorted(p.partition for p in revoked)})
 
     consumer.subscribe([cfg["topic"]], listener=Listener())
+    # The topic's partitions must be known before the first JoinGroup. Otherwise a leader assigns nothing,
+    # rejoins once the metadata arrives, and kafka-python 3.0.12 can lose that second join: when a short
+    # poll() times out while the join is in flight, _perform_assignment (as leader) makes the assignment
+    # snapshot equal the metadata snapshot, so need_rejoin() turns False and no later poll awaits the
+    # finished join. The member never enables its heartbeat, never takes its partitions, and never learns
+    # of the next rebalance (join_group_async in kafka/coordinator/base.py; seen in 2 of 28 busy runs of
+    # the static-member test). Fetching the metadata here, after subscribe, updates the snapshot first.
+    consumer.partitions_for_topic(cfg["topic"])
     emit({"type": "ready"})
     while not stop.is_set() and time.monotonic() < deadline:
         batches = consumer.poll(timeout_ms=int(POLL_S * 1000))
