@@ -91,9 +91,11 @@ def browser() -> Iterator[Any]:
             b.close()
 
 
-def open_page(browser: Any, width: int = 1280, height: int = 800) -> tuple[Any, Any, list[str]]:
-    """(context, page, errors): a fresh page whose console errors and uncaught exceptions land in errors."""
-    context = browser.new_context(viewport={"width": width, "height": height})
+def open_page(browser: Any, width: int = 1280, height: int = 800,
+              color_scheme: str = "light") -> tuple[Any, Any, list[str]]:
+    """(context, page, errors): a fresh page whose console errors and uncaught exceptions land in errors;
+    color_scheme is what the page's prefers-color-scheme reports ("light" or "dark")."""
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme)
     context.set_default_timeout(WAIT_MS)
     page = context.new_page()
     errors: list[str] = []

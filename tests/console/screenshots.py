@@ -1,6 +1,7 @@
 """Takes the console screenshots in docs/ (the README shows them): a broker fed by real clients
-(confluent-kafka: keyed JSON records with headers, a consumer group, a transaction), each main page
-at 1280x800 and the records page at 400 px wide.
+(confluent-kafka: keyed JSON records with headers, one binary record, a consumer group, a transaction),
+each main page at 1280x800 in the light theme, a topic's page with one record expanded, the records at
+375 px wide (a phone), and the overview and a topic's page in the dark theme.
 
     .venv/bin/python -m tests.console.screenshots [--out docs]
 """
@@ -12,6 +13,7 @@ import asyncio
 import json
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from confluent_kafka import Consumer, Producer
 
@@ -19,9 +21,23 @@ from mockbroker.http import ControlServer
 from mockbroker.server import MockBroker
 from tests.console.conftest import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, open_page
 
-PAGES: list[tuple[str, str, str | None]] = [("overview", "#/overview", None), ("records", "#/topic/orders", None),
-         ("batches", "#/batches/orders/1", "show bytes"), ("group", "#/group/billing", None),
-         ("actions", "#/actions", None), ("requests", "#/requests", None)]
+
+class Shot(NamedTuple):
+    name: str
+    route: str
+    width: int = 1280
+    scheme: str = "light"
+    click: str | None = None  # the accessible name of a button to press first (its first match)
+    shows: str = "main table tbody tr:visible, main form:visible"  # on the page before the picture
+
+
+SHOTS = [Shot("overview", "#/overview"),
+         Shot("records", "#/topic/orders", click="expand record 1-7", shows="main tr.open pre.json"),
+         Shot("batches", "#/batches/orders/1", click="show bytes", shows="pre.hex"),
+         Shot("group", "#/group/billing"), Shot("actions", "#/actions"), Shot("requests", "#/requests"),
+         Shot("records-narrow", "#/topic/orders", width=375),
+         Shot("overview-dark", "#/overview", scheme="dark"),
+         Shot("records-dark", "#/topic/orders", scheme="dark")]
 
 
 def feed(broker: MockBroker) -> Consumer:
@@ -36,6 +52,9 @@ def feed(broker: MockBroker) -> Consumer:
         producer.produce("orders", key=f"order-{1000 + i}".encode(), value=json.dumps(order).encode(),
                          partition=i % 3, headers=[("trace-id", f"t-{i:04x}".encode()), ("source", b"web")])
         producer.produce("customers", key=f"c-{i % 5}".encode(), value=json.dumps({"name": f"Customer {i % 5}"}).encode())
+    # a record in Confluent's Avro wire format (magic 0, schema id 7, then Avro): binary, shown as hex
+    producer.produce("orders", key=b"order-1024", value=b"\x00\x00\x00\x00\x07\xc0\x0f\x06c-4\x02\x0csku-3",
+                     partition=2, headers=[("trace-id", b"t-0018")])
     assert producer.flush(30) == 0
     txn = Producer({"bootstrap.servers": broker.bootstrap_servers, "transactional.id": "invoice-writer"})
     txn.init_transactions(30)
@@ -67,19 +86,17 @@ def main() -> None:
         url = f"http://127.0.0.1:{control.port}/"
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=WAIT_MS)
-            narrow: list[tuple[str, str, str | None]] = [("records-narrow", "#/topic/orders", None)]
-            for width, pages in [(1280, PAGES), (400, narrow)]:
-                context, page, errors = open_page(browser, width, 800)
-                for name, route, button in pages:
-                    page.goto(url + route)
-                    page.wait_for_selector("main h1")
-                    page.wait_for_selector("main table tbody tr, main form")
-                    if button:
-                        page.get_by_role("button", name=button).first.click()
-                        page.wait_for_selector("pre.hex")
-                    page.wait_for_timeout(500)  # let the live redraw settle before the picture
-                    page.screenshot(path=str(out / f"console-{name}.png"))
-                    print(out / f"console-{name}.png")
+            for shot in SHOTS:
+                context, page, errors = open_page(browser, shot.width, 800, shot.scheme)
+                page.goto(url + shot.route)
+                page.wait_for_selector("main h1")
+                page.wait_for_selector("main table tbody tr:visible, main form:visible")
+                if shot.click:
+                    page.get_by_role("button", name=shot.click).first.click()
+                page.wait_for_selector(shot.shows)
+                page.wait_for_timeout(500)  # let the live redraw settle before the picture
+                page.screenshot(path=str(out / f"console-{shot.name}.png"))
+                print(out / f"console-{shot.name}.png")
                 context.close()
                 assert errors == [], errors
             browser.close()

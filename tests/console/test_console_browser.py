@@ -59,10 +59,10 @@ def test_every_page_loads_without_console_errors(console: Console, browser: Any,
     assert producer.flush(30) == 0
     context, page, errors = open_page(browser, width, height)
     try:
-        for route, heading in [*SECTIONS, ("topic/orders", "Records of"), ("batches/orders/1", "Batches of")]:
+        for route, heading in [*SECTIONS, ("topic/orders", "Topic"), ("batches/orders/1", "Batches of")]:
             goto(page, console, route, heading)
             expect(page.locator("nav a[aria-current=page]")).to_have_count(1)
-            page.wait_for_selector("main table, main form, main ul")
+            page.wait_for_selector("main table:visible, main form:visible, main ul:visible")
             assert page.evaluate(A11Y_PROBLEMS) == [], route
         # a browser asking for / gets the console, curl gets JSON
         page.goto(console.url + "/")
@@ -77,7 +77,7 @@ def test_every_page_loads_without_console_errors(console: Console, browser: Any,
 
 def test_records_of_a_real_producer_appear_live_newest_first(console: Console, page: Any) -> None:
     console.broker.create_topic("live", 2)
-    goto(page, console, "topic/live", "Records of")
+    goto(page, console, "topic/live", "Topic")
     expect(page.locator("#live")).to_have_text("live")
     rows = page.locator("#records tbody tr")
     expect(rows).to_contain_text(["nothing yet"])
@@ -88,11 +88,11 @@ def test_records_of_a_real_producer_appear_live_newest_first(console: Console, p
     expect(rows).to_have_count(3, timeout=WAIT_MS)
     first = rows.nth(0)
     expect(first).to_contain_text("key-2")
-    expect(first.locator("pre.json")).to_contain_text('"n": 2')
+    expect(first.locator("code.data.json")).to_have_text('{"n": 2}')  # compact until expanded
     producer.produce("live", key=b"key-3", value=b"\x00\xff binary", partition=1)
     assert producer.flush(30) == 0
     expect(rows.nth(0)).to_contain_text("key-3", timeout=WAIT_MS)
-    expect(rows.nth(0).locator("pre.hex")).to_contain_text("00 ff 20 62")  # not UTF-8: shown as hex
+    expect(rows.nth(0).locator(".hex")).to_contain_text("00 ff 20 62")  # not UTF-8: shown as hex
 
     page.select_option("#f-partition", "0")
     page.click("form[role=search] button[type=submit]")
@@ -109,7 +109,7 @@ def test_paging_goes_older_and_back(console: Console, page: Any) -> None:
     for i in range(45):
         producer.produce("paged", key=b"k%02d" % i, value=b"v")
     assert producer.flush(30) == 0
-    goto(page, console, "topic/paged", "Records of")
+    goto(page, console, "topic/paged", "Topic")
     page.select_option("#f-limit", "20")
     page.click("form[role=search] button[type=submit]")
     rows = page.locator("#records tbody tr")
@@ -246,7 +246,7 @@ def test_bad_form_input_gets_a_clear_message(console: Console, page: Any, form: 
 @pytest.mark.expect_4xx
 def test_a_bad_filter_gets_a_clear_message(console: Console, page: Any) -> None:
     console.broker.create_topic("f")
-    goto(page, console, "topic/f", "Records of")
+    goto(page, console, "topic/f", "Topic")
     page.fill("#f-offset", "ten")
     page.click("form[role=search] button[type=submit]")
     expect(page.locator("#records [role=alert]")).to_contain_text(
@@ -285,7 +285,7 @@ def test_an_open_transaction_shows_its_partitions_and_time_left_then_commits(con
     expect(row.locator("td").nth(1)).to_have_text("Ongoing", timeout=WAIT_MS)
     expect(row.locator("td").nth(5)).to_contain_text("tx-1", timeout=WAIT_MS)
     expect(row.locator("td").nth(4)).to_have_text(re.compile(r"^\d+ ms$"))
-    goto(page, console, "topic/tx", "Records of")  # the open transaction's record is there, flagged
+    goto(page, console, "topic/tx", "Topic")  # the open transaction's record is there, flagged
     expect(page.locator("#records tbody tr").nth(0)).to_contain_text("in-txn")
     producer.commit_transaction(30)
     goto(page, console, "transactions", "Transactions")

@@ -3,12 +3,13 @@
 import { connectEvents, get, on } from "./api.js";
 import { actions } from "./actions.js";
 import { formatTime } from "./dom.js";
+import { records } from "./topic.js";
 import * as views from "./views.js";
 
 const routes = [
   [/^\/overview$/, "overview", views.overview],
   [/^\/topics$/, "topics", views.topics],
-  [/^\/topic\/([^/]+)$/, "topics", views.records],
+  [/^\/topic\/([^/]+)$/, "topics", records],
   [/^\/batches\/([^/]+)\/(\d+)$/, "topics", views.batches],
   [/^\/producers$/, "producers", views.producers],
   [/^\/transactions$/, "transactions", views.transactions],

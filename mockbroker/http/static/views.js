@@ -3,52 +3,74 @@
 // live updates (or nothing).
 
 import { get, on } from "./api.js";
-import { formatBytes, formatTime, h, hexDump, message, showData, table } from "./dom.js";
+import { debounce, formatBytes, formatTime, guarded, h, hexDump, message, table } from "./dom.js";
 
 const enc = encodeURIComponent;
 const topicLink = (name) => h("a", { href: `#/topic/${enc(name)}` }, name);
 
-// Calls fn once, `ms` after the first of a burst of calls (a steady stream of events still redraws).
-function debounce(fn, ms) {
-  let timer = null;
-  return () => {
-    if (timer !== null) return;
-    timer = setTimeout(() => { timer = null; fn(); }, ms);
-  };
-}
+// Internal topics (Kafka's, and any name starting with "__") come after the user's and are hidden unless
+// the user asks for them; the choice is remembered in localStorage.
+const SHOW_INTERNAL = "mockbroker.showInternalTopics";
+const isInternal = (t) => t.internal || t.name.startsWith("__");
 
-async function guarded(main, render) {
+function showInternal() {
   try {
-    await render();
-  } catch (err) {
-    main.append(message("error", err.message));
+    return localStorage.getItem(SHOW_INTERNAL) === "1";
+  } catch {
+    return false;  // storage disabled: hidden
   }
 }
 
+// The user's topics, then the internal ones when shown; and a checkbox that shows or hides them.
+function visibleTopics(list) {
+  const mine = list.filter((t) => !isInternal(t));
+  return showInternal() ? [...mine, ...list.filter(isInternal)] : mine;
+}
+
+function internalToggle(redraw) {
+  const box = h("input", { type: "checkbox", id: "show-internal", name: "show-internal", checked: showInternal(),
+    onchange: () => {
+      try {
+        localStorage.setItem(SHOW_INTERNAL, box.checked ? "1" : "0");
+      } catch { /* not remembered */ }
+      redraw();
+    } });
+  const count = h("span", { class: "muted" });
+  const label = h("label", { class: "toggle" }, box, " Show internal topics ", count);
+  return { label, setCount: (n) => { count.textContent = `(${n})`; } };
+}
+
 export async function overview(main) {
+  const facts = h("div");
   const box = h("div");
-  main.replaceChildren(h("h1", { tabindex: "-1" }, "Overview"), box);
+  let toggle = null;
   const draw = async () => {
     const o = await get("/overview");
-    const topics = o.topics.filter((t) => !t.internal);
-    box.replaceChildren(
+    const mine = o.topics.filter((t) => !isInternal(t));
+    const topics = visibleTopics(o.topics);
+    toggle.setCount(o.topics.length - mine.length);
+    facts.replaceChildren(
       h("dl", { class: "facts" },
         h("dt", {}, "bootstrap servers"), h("dd", {}, h("code", {}, o.bootstrap_servers)),
         h("dt", {}, "cluster id"), h("dd", {}, h("code", {}, o.cluster_id)),
         h("dt", {}, "controller"), h("dd", {}, `node ${o.controller_id}`),
-        h("dt", {}, "topics"), h("dd", {}, String(topics.length))),
+        h("dt", {}, "topics"), h("dd", {}, String(mine.length))),
       table("Nodes and listeners", ["node", "listener", "bind", "advertised", "protocol"],
-        o.listeners.map((l) => [String(l.node_id), l.name, `${l.host}:${l.port}`, l.advertised, l.security_protocol])),
+        o.listeners.map((l) => [String(l.node_id), l.name, `${l.host}:${l.port}`, l.advertised, l.security_protocol])));
+    box.replaceChildren(
       table("Topics", ["topic", "partitions", "records", "bytes", "records/s", "config overrides"],
-        o.topics.map((t) => [topicLink(t.name), String(t.partitions.length), String(t.records), formatBytes(t.size_bytes),
-          String(t.records_per_second), Object.entries(t.config).map(([k, v]) => `${k}=${v}`).join(", ")]),
+        topics.map((t) => ({ attrs: isInternal(t) ? { class: "internal" } : {},
+          cells: [topicLink(t.name), String(t.partitions.length), String(t.records), formatBytes(t.size_bytes),
+            String(t.records_per_second), Object.entries(t.config).map(([k, v]) => `${k}=${v}`).join(", ")] })),
         { id: "topics-table" }),
       table("Partitions", ["topic", "partition", "leader", "epoch", "log start", "high watermark", "last stable", "batches", "bytes"],
-        o.topics.flatMap((t) => t.partitions.map((p) => [topicLink(t.name),
+        topics.flatMap((t) => t.partitions.map((p) => [topicLink(t.name),
           h("a", { href: `#/batches/${enc(t.name)}/${p.partition}` }, String(p.partition)), String(p.leader),
           String(p.leader_epoch), String(p.log_start_offset), String(p.high_watermark), String(p.last_stable_offset),
-          String(p.batches), formatBytes(p.size_bytes)]))));
+          String(p.batches), formatBytes(p.size_bytes)])), { id: "partitions-table" }));
   };
+  toggle = internalToggle(() => guarded(box, draw));
+  main.replaceChildren(h("h1", { tabindex: "-1" }, "Overview"), facts, h("p", { class: "table-tools" }, toggle.label), box);
   await guarded(box, draw);
   const redraw = debounce(() => guarded(box, draw), 300);
   const offs = [on("records", redraw), on("topics", redraw)];
@@ -58,92 +80,18 @@ export async function overview(main) {
 
 export async function topics(main) {
   main.replaceChildren(h("h1", { tabindex: "-1" }, "Records"));
-  await guarded(main, async () => {
-    const { topics: list } = await get("/topics");
-    main.append(list.length
-      ? h("ul", { class: "topic-list" }, list.map((t) => h("li", {}, topicLink(t.name), ` (${t.partitions} partitions)`)))
-      : message("info", "No topics yet: create one under Actions, or let a producer auto-create it."));
-  });
-}
-
-function field(label, input, hint) {
-  const id = `f-${input.name}`;
-  input.id = id;
-  return h("div", { class: "field" }, h("label", { for: id }, label), input, hint ? h("small", {}, hint) : null);
-}
-
-export async function records(main, [name]) {
-  const topic = await get(`/topics/${enc(name)}`).catch((err) => err);
-  main.replaceChildren(h("h1", { tabindex: "-1" }, "Records of ", h("code", {}, name)));
-  if (topic instanceof Error) {
-    main.append(message("error", topic.message));
-    return undefined;
-  }
-  const partitions = topic.partitions.map((p) => p.partition);
-  const form = h("form", { role: "search", class: "filters", novalidate: true, "aria-label": "Filter records" },
-    field("Partition", h("select", { name: "partition" }, h("option", { value: "" }, "all"),
-      partitions.map((p) => h("option", { value: String(p) }, String(p))))),
-    field("At or below offset", h("input", { name: "offset", inputmode: "numeric", autocomplete: "off" })),
-    field("Key contains", h("input", { name: "key", autocomplete: "off" })),
-    field("From time", h("input", { name: "from", type: "datetime-local", step: "1" }), "your local time"),
-    field("To time", h("input", { name: "to", type: "datetime-local", step: "1" })),
-    field("Show as", h("select", { name: "format" }, ["auto", "text", "json", "hex"].map((f) => h("option", { value: f }, f)))),
-    field("Per page", h("select", { name: "limit" }, ["20", "50", "100", "500"].map((n) => h("option", { value: n, selected: n === "50" }, n)))),
-    h("div", { class: "field" }, h("button", { type: "submit" }, "Apply")));
-  const links = h("p", {}, "Batches of partition ", partitions.map((p) => [h("a", { href: `#/batches/${enc(name)}/${p}` }, String(p)), " "]));
-  const status = h("div", { class: "status-line", role: "status", "aria-live": "polite" });
-  const results = h("div", { id: "records" });
-  const pager = h("div", { class: "pager" });
-  main.append(links, form, status, results, pager);
-  const cursors = [];  // the cursor of each page shown (null: the newest page)
-  let last = null;
-
-  const query = (cursor) => {
-    const data = new FormData(form);
-    const params = new URLSearchParams({ order: "newest", limit: data.get("limit") });
-    for (const key of ["partition", "offset", "key"]) if (data.get(key)) params.set(key, data.get(key).trim());
-    for (const [key, param] of [["from", "from_ms"], ["to", "to_ms"]]) {
-      if (data.get(key)) {
-        const ms = new Date(data.get(key)).getTime();
-        if (Number.isNaN(ms)) throw new Error(`${key} time is not a date`);
-        params.set(param, String(ms));
-      }
-    }
-    if (cursor) params.set("cursor", cursor);
-    return params;
-  };
+  const box = h("div");
   const draw = async () => {
-    const format = new FormData(form).get("format");
-    let page;
-    try {
-      page = await get(`/topics/${enc(name)}/records?${query(cursors.at(-1))}`);
-    } catch (err) {
-      results.replaceChildren(message("error", `Cannot show records: ${err.message}`));
-      return;
-    }
-    last = page;
-    const rows = page.records.map((r) => ({
-      attrs: { "data-offset": r.offset, "data-partition": r.partition },
-      cells: [String(r.partition), String(r.offset), h("span", { title: r.timestamp_type }, formatTime(r.timestamp)),
-        showData(r.key, r.key_encoding, format), showData(r.value, r.value_encoding, format),
-        r.headers.length ? h("ul", { class: "headers" }, r.headers.map((x) => h("li", {}, h("b", {}, x.key), ": ",
-          showData(x.value, x.value_encoding, format)))) : ""],
-    }));
-    results.replaceChildren(table(`Newest first, page ${cursors.length + 1}`, ["partition", "offset", "timestamp", "key", "value", "headers"], rows,
-      { class: "records" }));
-    const more = Object.values(page.next_offsets).some((o) => o >= 0) && page.records.length > 0;
-    pager.replaceChildren(
-      h("button", { type: "button", disabled: cursors.length === 0, onclick: () => { cursors.pop(); draw(); } }, "Newer"),
-      h("button", { type: "button", disabled: !more, onclick: () => {
-        cursors.push(Object.entries(last.next_offsets).map(([p, o]) => `${p}:${o}`).join(",")); draw();
-      } }, "Older"));
-    status.textContent = cursors.length === 0 ? "Live: new records appear at the top." : "Paging: live updates paused.";
+    const { topics: all } = await get("/topics");
+    const list = visibleTopics(all);
+    toggle.setCount(all.length - all.filter((t) => !isInternal(t)).length);
+    box.replaceChildren(list.length
+      ? h("ul", { class: "topic-list" }, list.map((t) => h("li", {}, topicLink(t.name), ` (${t.partitions} partitions)`)))
+      : message("info", "No topics of your own yet: create one under Actions, or let a producer auto-create it."));
   };
-  form.addEventListener("submit", (event) => { event.preventDefault(); cursors.length = 0; draw(); });
-  form.elements.format.addEventListener("change", draw);
-  await draw();
-  const refresh = debounce(() => { if (cursors.length === 0) draw(); }, 200);
-  return on("records", (e) => { if (e.topic === name) refresh(); });
+  const toggle = internalToggle(() => guarded(box, draw));
+  main.append(h("p", { class: "table-tools" }, toggle.label), box);
+  await guarded(box, draw);
 }
 
 export async function batches(main, [name, partition]) {
