@@ -42,7 +42,7 @@ SHOTS = [Shot("overview", "#/overview"),
 
 def feed(broker: MockBroker) -> Consumer:
     """Fill the broker; the consumer it returns stays in its group until closed."""
-    broker.create_topic("orders", 3)
+    broker.create_topic("orders", 3, {"retention.ms": "604800000"})
     broker.create_topic("customers", 1, {"cleanup.policy": "compact"})
     producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True,
                          "compression.type": "lz4", "client.id": "checkout-service"})
