@@ -13,9 +13,9 @@ import pytest
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import CloseConnection
-from mockbroker.handlers.k00_produce import handle_produce
+from mockbroker.handlers.k00_produce.handler import handle_produce
 from mockbroker.handlers.k01_fetch import handle_fetch
-from mockbroker.handlers.request_steps import STEP_MS
+from mockbroker.handlers.support.request_steps import STEP_MS
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg, decode_request, encode_request
