@@ -56,3 +56,18 @@ def test_named_topics_answer_the_described_ones_and_refuse_the_others(mockbroker
     resp = describe(mockbroker, ["orders", "secret"])
     assert [(t.name, t.error_code, len(t.partitions)) for t in resp.topics] == [
         ("orders", ErrorCode.NONE, 2), ("secret", DENIED, 0)]
+
+
+def test_a_cursor_on_a_refused_topic_answers_only_its_refusal(mockbroker: MockBroker) -> None:
+    mockbroker.add_acl(ME, "DESCRIBE", topic="orders")
+    resp = describe(mockbroker, ["orders", "secret"], cursor={"topic_name": "secret", "partition_index": 1})
+    assert [(t.name, t.error_code, t.partitions) for t in resp.topics] == [("secret", DENIED, [])]
+    assert resp.next_cursor is None
+
+
+def test_pages_of_every_topic_count_only_the_described_ones(mockbroker: MockBroker) -> None:
+    mockbroker.add_acl(ME, "DESCRIBE", topic="orders")
+    with connect(mockbroker) as c:
+        resp = c.request(DESCRIBE_TOPIC_PARTITIONS, 0, {"topics": [], "response_partition_limit": 2, "cursor": None})
+    assert [(t.name, len(t.partitions)) for t in resp.topics] == [("orders", 2)]
+    assert resp.next_cursor is None  # no cursor naming a topic the principal may not describe
