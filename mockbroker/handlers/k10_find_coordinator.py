@@ -70,12 +70,12 @@ def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
         for key in req.coordinator_keys])
 
 
-_KEY_RESOURCES = {0: (ResourceType.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED),
-                  1: (ResourceType.TRANSACTIONAL_ID, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)}
+_KEY_RESOURCES = {GROUP: (ResourceType.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED),
+                  TRANSACTION: (ResourceType.TRANSACTIONAL_ID, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)}
 
 
 def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
-    key_type = req.get("key_type", 0)
+    key_type = req.get("key_type", GROUP)
     if key_type not in _KEY_RESOURCES:
         return call(req)
     rtype, code = _KEY_RESOURCES[key_type]
