@@ -9,7 +9,8 @@ What gets an error code and what closes the connection (decided here, in one pla
 - a frame over socket.request.max.bytes, a negative size, a header that cannot be read, an API key
   we do not know or do not serve, a version outside the served range (except ApiVersions), a body
   that does not decode: the connection is closed, as Kafka does (InvalidRequestException);
-- ApiVersions at a version we do not know: a v0 answer with UNSUPPORTED_VERSION and our key list;
+- ApiVersions at a version we do not know: a v0 answer with UNSUPPORTED_VERSION and its own version range
+  (the registry's error answer of ApiVersions, mockbroker/dispatch.py);
 - errors about the request's content (unknown topic, bad batch, ...): the handler's error codes;
 - an exception inside a handler (a bug of ours): logged with its traceback, connection closed; the
   broker keeps serving every other connection.
@@ -38,9 +39,10 @@ from mockbroker import dispatch
 from mockbroker.context import RequestContext
 from mockbroker.idle_timeout import IdleTimeout
 from mockbroker.protocol import headers as hdr
-from mockbroker.protocol.errors import ProtocolError
+from mockbroker.protocol.api_keys import ApiKey
+from mockbroker.protocol.errors import ErrorCode, ProtocolError
 from mockbroker.protocol.framing import FrameDecoder
-from mockbroker.protocol.messages import decode_request, encode_response
+from mockbroker.protocol.messages import Msg, decode_request, encode_response
 from mockbroker.protocol.primitives import Writer
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mockbroker.connection")
 
-API_VERSIONS = 18
+API_VERSIONS = ApiKey.API_VERSIONS
 _ids = itertools.count(1)
 # While a handler waits, stop reading once this much is buffered behind it.
 MAX_BUFFERED_WHILE_BUSY = 4 * 1024 * 1024
@@ -73,14 +75,17 @@ class ConnectionHost(Protocol):
     security: BrokerSecurity  # TLS and SASL per listener (mockbroker/security)
     capture: list[bytes] | None  # every request frame, raw, when a list
     node_latency_ms: dict[int, int]  # answers of these nodes go out this many ms late (set_latency)
-    _connections: set[Connection]
 
     @property
     def nodes(self) -> Mapping[int, BrokerNode]: ...
 
     def record_request(self, ctx: RequestContext, header: hdr.RequestHeader) -> None: ...
 
-    def on_connection_closed(self, ctx: RequestContext) -> None: ...
+    def connection_opened(self, connection: Connection) -> None:
+        """A connection was accepted (the broker closes it at stop, or when its node stops)."""
+
+    def connection_closed(self, connection: Connection) -> None:
+        """A connection went away."""
 
 
 class Connection(asyncio.BufferedProtocol):
@@ -121,7 +126,7 @@ class Connection(asyncio.BufferedProtocol):
             self.ctx.extra["security"] = self.security
             if self.security.sasl is not None:  # Kafka's sasl.server.max.receive.size until authenticated
                 self.decoder.max_frame_size = min(self.decoder.max_frame_size, self.security.max_receive_before_auth)
-        self.broker._connections.add(self)
+        self.broker.connection_opened(self)
         self._idle = IdleTimeout(self.broker.scheduler, int(self.broker.cluster.config.get("connections.max.idle.ms")),
                                  is_busy=lambda: self._busy, close=self._close)
 
@@ -131,9 +136,7 @@ class Connection(asyncio.BufferedProtocol):
         if self._idle is not None:
             self._idle.cancel()
         self.cancel_pending()
-        self.broker._connections.discard(self)
-        if self.ctx is not None:
-            self.broker.on_connection_closed(self.ctx)
+        self.broker.connection_closed(self)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         """Received bytes go straight into the frame decoder's buffers (a large frame into its own)."""
@@ -205,9 +208,8 @@ class Connection(asyncio.BufferedProtocol):
             return
         if not spec.min_version <= header.api_version <= spec.max_version:
             if header.api_key == API_VERSIONS and header.api_version > spec.max_version:
-                from mockbroker.handlers.k18_api_versions import unsupported_version_response
-
-                self._send(header, unsupported_version_response(), version=0)
+                answer = dispatch.error_response(API_VERSIONS, 0, Msg(), ErrorCode.UNSUPPORTED_VERSION)
+                self._send(header, answer, version=0)
                 return
             self._close(f"{spec.name} v{header.api_version} is not served (v{spec.min_version}-v{spec.max_version})")
             return
@@ -275,9 +277,6 @@ class Connection(asyncio.BufferedProtocol):
         """The request's error response with ILLEGAL_SASL_STATE (Kafka's SaslServerAuthenticator answers a
         request other than SaslAuthenticate during the exchange so, then closes); a request that cannot be
         decoded gets no answer."""
-        from mockbroker.error_responses import error_response
-        from mockbroker.protocol.errors import ErrorCode
-
         spec = dispatch.lookup(header.api_key)
         if spec is None or not spec.min_version <= header.api_version <= spec.max_version:
             return
@@ -285,7 +284,8 @@ class Connection(asyncio.BufferedProtocol):
             request = decode_request(header.api_key, header.api_version, reader)
         except ProtocolError:
             return
-        self._send(header, error_response(header.api_key, header.api_version, request, ErrorCode.ILLEGAL_SASL_STATE))
+        self._send(header, dispatch.error_response(header.api_key, header.api_version, request,
+                                                   ErrorCode.ILLEGAL_SASL_STATE))
 
     def _raw_sasl_token(self, frame: bytearray) -> None:
         """After a v0 SaslHandshake: the frame is a bare SASL token, the answer a size-prefixed token."""

@@ -1,10 +1,18 @@
-"""The registry of request handlers by API key and version range; ApiVersions is built from it.
+"""The registry of the served APIs: per API key, its handler, version range, authorization check and error
+answer. ApiVersions, the connection, the authorization guard and fault injection all read it.
 
-Each module in mockbroker/handlers/ registers its function with `@handler(api_key, min, max)`. A
-handler is a plain function `(ctx, header, request) -> response` run on the event loop; it returns the
-response Msg/dict, None for no response (Produce with acks=0), or an awaitable of either when it must
-wait (a long-poll Fetch parks on a future that an append resolves), or CloseConnection to close the
-connection without answering.
+Each module in mockbroker/handlers/ registers its API with
+`@handler(ApiKey.PRODUCE, 3, 13, authorize=authorize, error_response=error_response)`:
+- the handler is a plain function `(ctx, header, request) -> response` run on the event loop; it returns
+  the response Msg/dict, None for no response (Produce with acks=0), or an awaitable of either when it
+  must wait (a long-poll Fetch parks on a future that an append resolves), or CloseConnection to close
+  the connection without answering;
+- authorize (optional) is the API's authorization check, called instead of the handler when the cluster
+  has an authorizer (mockbroker/authorization: `check(access, header, request, call)`, which answers the
+  refused parts and calls the handler with the rest);
+- error_response (optional) builds the API's answer carrying one error code for a request, as Kafka's
+  getErrorResponse does: fault injection and the authorization checks use it. Without one, the answer is
+  the top-level error_code (which `carries_error` tells apart from APIs that have none).
 """
 
 from __future__ import annotations
@@ -13,8 +21,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
-from mockbroker.protocol.messages import Msg, api_name
+from mockbroker.protocol.messages import RESPONSE, Msg, api_name, struct_codec
 
 if TYPE_CHECKING:
     from mockbroker.context import RequestContext
@@ -29,6 +38,13 @@ class CloseConnection:
 
 HandlerResult = Msg | dict[str, Any] | CloseConnection | None | Awaitable[Msg | dict[str, Any] | CloseConnection | None]
 HandlerFn = Callable[["RequestContext", RequestHeader, Msg], HandlerResult]
+# The handler as an authorization check calls it: with the part of the request it may serve.
+Call = Callable[[Msg], HandlerResult]
+# check(access, header, request, call); access is a mockbroker.authorization.access.Access (not named
+# here: the authorization helpers import this module).
+Check = Callable[[Any, RequestHeader, Msg, Call], HandlerResult]
+# error_response(request, code, version) -> the API's answer carrying `code`.
+ErrorResponse = Callable[[Msg, ErrorCode, int], Msg]
 
 
 @dataclass(frozen=True)
@@ -37,6 +53,8 @@ class HandlerSpec:
     min_version: int
     max_version: int
     fn: HandlerFn
+    authorize: Check | None = None
+    error_response: ErrorResponse | None = None
 
     @property
     def name(self) -> str:
@@ -46,13 +64,15 @@ class HandlerSpec:
 REGISTRY: dict[int, HandlerSpec] = {}
 
 
-def handler(api_key: int, min_version: int, max_version: int) -> Callable[[HandlerFn], HandlerFn]:
-    """Register the decorated function as the handler of api_key for versions min..max."""
+def handler(api_key: int, min_version: int, max_version: int, *, authorize: Check | None = None,
+            error_response: ErrorResponse | None = None) -> Callable[[HandlerFn], HandlerFn]:
+    """Register the decorated function as the handler of api_key for versions min..max, with the API's
+    authorization check and error answer."""
 
     def register(fn: HandlerFn) -> HandlerFn:
         if api_key in REGISTRY:
             raise RuntimeError(f"two handlers for API key {api_key}")
-        REGISTRY[api_key] = HandlerSpec(api_key, min_version, max_version, fn)
+        REGISTRY[api_key] = HandlerSpec(api_key, min_version, max_version, fn, authorize, error_response)
         return fn
 
     return register
@@ -68,11 +88,30 @@ def supported_versions() -> list[tuple[int, int, int]]:
     return [(k, s.min_version, s.max_version) for k, s in sorted(REGISTRY.items())]
 
 
+def error_response(api_key: int, version: int, req: Msg, code: ErrorCode) -> Msg:
+    """The answer of api_key at `version` to `req` carrying `code` (the API's own builder, else the
+    top-level error_code)."""
+    spec = REGISTRY.get(api_key)
+    if spec is not None and spec.error_response is not None:
+        return spec.error_response(req, code, version)
+    return Msg(error_code=code, throttle_time_ms=0)
+
+
+def carries_error(api_key: int, version: int) -> bool:
+    """Whether error_response can answer api_key at `version` with a code (a builder, or a top-level
+    error_code in the response schema)."""
+    spec = REGISTRY.get(api_key)
+    if spec is not None and spec.error_response is not None:
+        return True
+    codec = struct_codec(api_key, version, RESPONSE)
+    return any(f.name == "error_code" for f in codec.regular)
+
+
 _loaded = False
 
 
 def load_handlers() -> None:
-    """Import every handler module (each registers itself)."""
+    """Import every module of mockbroker/handlers (each handler module registers itself)."""
     global _loaded
     if _loaded:
         return
@@ -81,6 +120,6 @@ def load_handlers() -> None:
 
     import mockbroker.handlers as pkg
 
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-        importlib.import_module(f"{pkg.__name__}.{info.name}")
+    for info in sorted(pkgutil.walk_packages(pkg.__path__, f"{pkg.__name__}."), key=lambda i: i.name):
+        importlib.import_module(info.name)
     _loaded = True

@@ -3,7 +3,8 @@
 Rules are checked in the order they were added; the first rule that matches a request (API key, and
 optionally topic/partition and the node it was sent to) is consumed for it. Actions:
 - error(code): the broker answers with that error code instead of handling the request (nothing is
-  applied; per-partition APIs get the code on every partition the request names);
+  applied): the API's error answer, which the dispatch registry gives (each handler module registers
+  its own; per-partition APIs get the code on every partition the request names);
 - drop_before: the connection is closed before the request is applied (the client sees a network
   error; nothing happened);
 - drop_after: the request is applied, then the connection is closed without an answer (the client
@@ -27,6 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mockbroker.dispatch import error_response
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -107,13 +110,13 @@ def _request_topics(api_key: int, req: Msg, name_of: TopicNames) -> list[tuple[s
     """(topic name, partitions) pairs a request names, for topic/partition filters. Requests that name
     topics by id (Produce v13+, Fetch v13+) are resolved to names with name_of."""
     out: list[tuple[str | None, list[int]]] = []
-    if api_key == 0:  # Produce
+    if api_key == ApiKey.PRODUCE:
         for t in req.topic_data:
             out.append((t.name or name_of(t.topic_id), [p.index for p in t.partition_data]))
-    elif api_key == 1:  # Fetch
+    elif api_key == ApiKey.FETCH:
         for t in req.topics:
             out.append((t.topic or name_of(t.topic_id), [p.partition for p in t.partitions]))
-    elif api_key == 2:  # ListOffsets
+    elif api_key == ApiKey.LIST_OFFSETS:
         for t in req.topics:
             out.append((t.name, [p.partition_index for p in t.partitions]))
     return out
@@ -152,8 +155,6 @@ class FaultRule:
     ) -> Any:
         """Handle the request as the rule says; `close` closes its connection (with a reason to log)."""
         if self.action == "error":
-            from mockbroker.error_responses import error_response
-
             return error_response(header.api_key, header.api_version, req, ErrorCode(self.error_code))
         if self.action == "drop_before":
             close(f"fault injected: drop before {header.api_key}")

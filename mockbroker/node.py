@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mockbroker.errors import ErrorCode
+from mockbroker.handlers.support.request_steps import CarriedOn
 from mockbroker.state.appender import Appender
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.group_coordinator import GroupCoordinator
@@ -62,6 +63,9 @@ class BrokerNode:
         self.appender.txn_check = self.txn_coordinator.check_produce
         self.fetch_sessions = FetchSessionCache(int(cluster.config.get("max.incremental.fetch.session.cache.slots")))
         self._group_coordinator: GroupCoordinator | None = None
+        # The rest of requests whose connection went away mid-way (handlers/support/request_steps.py); the
+        # broker's stop waits for it.
+        self.carried_on = CarriedOn()
 
     @property
     def coordinator_log(self) -> CoordinatorLog:

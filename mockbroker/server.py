@@ -27,14 +27,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mockbroker import dispatch, error_responses
+from mockbroker import dispatch
 from mockbroker.acl_api import AclApi
 from mockbroker.clock import Clock
 from mockbroker.connection import Connection
 from mockbroker.context import RequestContext
 from mockbroker.failures import NodeServers
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord
-from mockbroker.handlers.request_steps import finish_carried_on
 from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
 from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
@@ -244,7 +243,8 @@ class MockBroker(NodeControl, AclApi):
                 tasks.append(task)
         if tasks:
             await asyncio.wait(tasks, timeout=2)
-        await finish_carried_on(2)  # requests whose connection went away mid-way (handlers/request_steps.py)
+        # requests whose connection went away mid-way (BrokerNode.carried_on, handlers/support/request_steps.py)
+        await asyncio.gather(*(node.carried_on.finish(2) for node in self.nodes.values()))
         for server in servers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)
@@ -542,7 +542,7 @@ class MockBroker(NodeControl, AclApi):
             raise ValueError("give exactly one of error=, drop=, delay=")
         if error is not None:
             spec = dispatch.lookup(api_key)
-            if spec is not None and not all(error_responses.supports(api_key, v)
+            if spec is not None and not all(dispatch.carries_error(api_key, v)
                                             for v in range(spec.min_version, spec.max_version + 1)):
                 raise ValueError(f"{spec.name} responses have no field to carry an injected error code "
                                  "(use drop= or delay=)")
@@ -568,8 +568,11 @@ class MockBroker(NodeControl, AclApi):
         """The requests received so far (optionally of one API key)."""
         return self._call(lambda: [r for r in self.requests if api_key is None or r.api_key == api_key])
 
-    def on_connection_closed(self, ctx: RequestContext) -> None:
-        pass
+    def connection_opened(self, connection: Connection) -> None:
+        self._connections.add(connection)
+
+    def connection_closed(self, connection: Connection) -> None:
+        self._connections.discard(connection)
 
     # -- transactions (state: mockbroker/state/txn.py) -------------------------------------------
     def transactions(self) -> list[TransactionInfo]:

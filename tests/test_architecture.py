@@ -151,3 +151,27 @@ def test_the_protocol_package_imports_nothing_of_the_broker() -> None:
     outside = {f"{m} -> {t}" for m, targets in graph.items() if m.startswith("mockbroker.protocol")
                for t in targets if not t.startswith("mockbroker.protocol")}
     assert outside == set()
+
+
+def _handler_modules() -> set[str]:
+    """The modules that register an API (a function decorated with @handler(...), mockbroker/dispatch.py)."""
+    out = set()
+    for module, path in _modules().items():
+        if not path.name.endswith(".py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef) and any(
+                    isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "handler"
+                    for d in node.decorator_list):
+                out.add(module)
+    return out
+
+
+def test_no_handler_imports_another_handler_or_the_connection() -> None:
+    graph = import_graph()
+    handlers = _handler_modules()
+    assert len(handlers) > 40  # every API module is found
+    wrong = {f"{m} -> {t}" for m in handlers for t in graph[m]
+             if t in handlers or t == "mockbroker.connection"}
+    wrong |= {f"mockbroker.connection -> {t}" for t in graph["mockbroker.connection"] if t in handlers}
+    assert wrong == set(), "shared helpers go to mockbroker/handlers/support/, RequestContext comes from context.py"

@@ -1,9 +1,11 @@
-"""What every API's authorization check uses: the principal's access, and the registry of checks.
+"""What every API's authorization check uses: the principal's access, and helpers that split a request
+into what may be served and what is refused, and add the refusals to the handler's answer.
 
 `Access` asks the cluster's authorizer (mockbroker/security/authorizer.py) about one request's
-principal and client host. A check is `check(access, header, request, call) -> result`: it answers
-refused parts of the request itself, calls the handler (`call(request)`) with the part it may serve,
-and edits the handler's response (`then`), so handlers stay as they are.
+principal and client host. A check is `check(access, header, request, call) -> result` (registered with
+its handler, mockbroker/dispatch.py): it answers refused parts of the request itself, calls the handler
+(`call(request)`) with the part it may serve, and edits the handler's response (`then`), so handlers stay
+as they are.
 """
 
 from __future__ import annotations
@@ -12,14 +14,15 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from mockbroker.dispatch import HandlerResult
-from mockbroker.protocol.headers import RequestHeader
+from mockbroker.dispatch import Call, HandlerResult
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.messages import Msg
+from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.security.acls import CLUSTER_NAME, AclOperation, ResourceType
 from mockbroker.security.authorizer import Authorizer
 
-NOT_REQUESTED = -2147483648  # the authorized-operations fields' "not asked for"
-Call = Callable[[Msg], HandlerResult]
+__all__ = ["Access", "AclOperation", "Call", "ResourceType", "extend", "partition_errors", "split", "then",
+           "topic_name", "with_list"]
 
 
 class Access:
@@ -46,21 +49,6 @@ class Access:
 
     def operations(self, rtype: ResourceType, name: str) -> int:
         return self.authorizer.authorized_operations(self.principal, self.host, rtype, name)
-
-
-Check = Callable[[Access, RequestHeader, Msg, Call], HandlerResult]
-CHECKS: dict[int, Check] = {}
-
-
-def check(*api_keys: int) -> Callable[[Check], Check]:
-    """Register the decorated function as the authorization check of these API keys."""
-
-    def register(fn: Check) -> Check:
-        for key in api_keys:
-            CHECKS[key] = fn
-        return fn
-
-    return register
 
 
 def then(result: HandlerResult, edit: Callable[[Msg], Any]) -> HandlerResult:
@@ -95,3 +83,28 @@ def extend(field: str, items: list[Any]) -> Callable[[Msg], None]:
             response[field] = list(response.get(field) or []) + items
 
     return edit
+
+
+def topic_name(access: Access, name: str | None, topic_id: Any) -> str | None:
+    """A request topic's name: its name, or the name of its id (None: an id no topic has)."""
+    if topic_id is not None and topic_id != ZERO_UUID:
+        topic = access.cluster.topics_by_id.get(topic_id)
+        return topic.name if topic is not None else None
+    return name
+
+
+def split(access: Access, op: AclOperation, entries: list[Msg], name_of: Any) -> tuple[list[Msg], list[Msg]]:
+    """(allowed, refused) request entries by `op` on their topic; an entry whose topic id is unknown is
+    allowed through, for the handler to answer UNKNOWN_TOPIC_ID."""
+    allowed: list[Msg] = []
+    refused: list[Msg] = []
+    for entry in entries:
+        name = name_of(entry)
+        (allowed if name is None or access.may(op, ResourceType.TOPIC, name) else refused).append(entry)
+    return allowed, refused
+
+
+def partition_errors(topics: list[Msg], code: ErrorCode) -> list[Msg]:
+    """OffsetCommit / TxnOffsetCommit answers: `code` on every partition of these request topics."""
+    return [Msg(name=t.name, topic_id=t.get("topic_id"), partitions=[
+        Msg(partition_index=p.partition_index, error_code=code) for p in t.partitions]) for t in topics]

@@ -14,7 +14,7 @@
 - Errors per partition: UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID (v13+, topics by id),
   NOT_LEADER_OR_FOLLOWER (a node that does not lead the partition, or none does), FENCED_LEADER_EPOCH /
   UNKNOWN_LEADER_EPOCH (current_leader_epoch, v9+); the first two carry the current leader's id and epoch
-  (v12+) and its endpoint (node_endpoints, v16+) as KIP-951 has it (handlers/leader_hints.py);
+  (v12+) and its endpoint (node_endpoints, v16+) as KIP-951 has it (handlers/support/leader_hints.py);
   OFFSET_OUT_OF_RANGE (below the log start offset or past the log end offset); an error partition
   answers high watermark, last stable offset and log start offset -1, as Kafka does.
 - Follower fetching (KIP-392): a consumer's fetch at v11+ (replica_id -1) may be served by any replica
@@ -33,13 +33,17 @@
   INVALID_FETCH_SESSION_EPOCH, and FETCH_SESSION_TOPIC_ID_ERROR for a session continued at a version on the
   other side of v13 (topic ids). An incremental fetch that leaves its session with no partitions closes
   it and is answered sessionless (session id 0).
-- Down-conversion is bounded per request (handlers/request_steps.py): past mockbroker.max.request.step.ms
+- Down-conversion is bounded per request (handlers/support/request_steps.py): past mockbroker.max.request.step.ms
   the remaining partitions are converted one step per event-loop pass (one partition's conversion whole),
   so other connections are served meanwhile; the records are those the read found.
 - v0-v3: batches are down-converted to magic 0 (v0-v1) or magic 1 (v2-v3), as Kafka 3.x did (records
   below the fetch offset of an uncompressed batch left out); at most mockbroker.max.records.per.batch
   records per partition are converted per fetch (the first batch always), the client fetches the rest. A zstd batch cannot be down-converted and a
   topic with compression.type zstd cannot be fetched before v10: UNSUPPORTED_COMPRESSION_TYPE.
+- Authorization (with an authorizer, `authorize`): READ on each topic (TOPIC_AUTHORIZATION_FAILED on its
+  partitions); a follower's fetch (replica id >= 0): CLUSTER_ACTION on the cluster. When every topic is
+  refused, a sessionless fetch is answered at once.
+- Error answer (fault injection, `error_response`): the code on every partition named.
 """
 
 from __future__ import annotations
@@ -50,11 +54,22 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from mockbroker.authorization.access import (
+    Access,
+    AclOperation,
+    Call,
+    extend,
+    split,
+    then,
+    topic_name,
+    with_list,
+)
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
-from mockbroker.handlers.leader_hints import current_leader, node_endpoints
-from mockbroker.handlers.request_steps import let_others_run, now_s, step_seconds
+from mockbroker.handlers.support.leader_hints import current_leader, node_endpoints
+from mockbroker.handlers.support.request_steps import let_others_run, now_s, step_seconds
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import DecodeError, EncodeError, ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -68,7 +83,7 @@ from mockbroker.state.replica_selection import preferred_read_replica
 from mockbroker.state.replicas import end_of, follower_high_watermark
 from mockbroker.state.validation import MAX_RECORDS_PER_BATCH
 
-API_KEY = 1
+API_KEY = ApiKey.FETCH
 READ_COMMITTED = 1
 
 
@@ -336,7 +351,39 @@ def _error_response(code: int) -> Msg:
     return Msg(throttle_time_ms=0, error_code=code, session_id=0, responses=[])
 
 
-@handler(API_KEY, 0, 18)
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """The code on every partition the request names (FetchRequest.getErrorResponse)."""
+    return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=[
+        Msg(topic=t.topic, topic_id=t.topic_id, partitions=[
+            Msg(partition_index=p.partition, error_code=code, high_watermark=-1, last_stable_offset=-1,
+                log_start_offset=-1, preferred_read_replica=-1, records=None)
+            for p in t.partitions])
+        for t in req.topics])
+
+
+def _is_follower(req: Msg) -> bool:
+    state = req.get("replica_state")
+    replica = state.replica_id if state is not None and state.get("replica_id", -1) >= 0 else req.get("replica_id", -1)
+    return replica is not None and replica >= 0
+
+
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if _is_follower(req):
+        allowed, refused = ((list[Msg](), req.topics) if not access.on_cluster(AclOperation.CLUSTER_ACTION)
+                            else (req.topics, []))
+    else:
+        allowed, refused = split(access, AclOperation.READ, req.topics,
+                                 lambda t: topic_name(access, t.topic, t.get("topic_id")))
+    if not refused:
+        return call(req)
+    errors = error_response(with_list(req, "topics", refused), ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                            header.api_version).responses
+    if not allowed and req.get("session_epoch", -1) in (0, -1):
+        return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, session_id=0, responses=errors)
+    return then(call(with_list(req, "topics", allowed)), extend("responses", errors))
+
+
+@handler(API_KEY, 0, 18, authorize=authorize, error_response=error_response)
 def handle_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Any:
     v = header.api_version
     by_id = v >= 13

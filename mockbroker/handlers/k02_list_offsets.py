@@ -14,20 +14,24 @@ v0 answers old_style_offsets (a list with the one offset). v4+ checks current_le
 Errors, in Kafka's order: INVALID_REQUEST for a partition named twice (v1+, answered once);
 UNSUPPORTED_VERSION for a special timestamp older than its version (any other negative timestamp too);
 UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
+Authorization (with an authorizer, `authorize`): DESCRIBE on each topic (TOPIC_AUTHORIZATION_FAILED on
+its partitions). Error answer (fault injection, `error_response`): the code on every partition named.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from mockbroker.authorization.access import Access, AclOperation, Call, extend, split, then, with_list
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import DecodeError, ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.cluster import Partition
 
-API_KEY = 2
+API_KEY = ApiKey.LIST_OFFSETS
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
 READ_COMMITTED = 1
 # The version from which each special timestamp is served (ReplicaManager.timestampMinSupportedVersion);
@@ -62,7 +66,26 @@ def _answer(p: Partition, timestamp: int, isolation: int) -> tuple[int, int, int
     return offset, ts, epoch
 
 
-@handler(API_KEY, 0, 11)
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """The code on every partition the request names (ListOffsetsRequest.getErrorResponse)."""
+    return Msg(throttle_time_ms=0, topics=[
+        Msg(name=t.name, partitions=[
+            Msg(partition_index=p.partition_index, error_code=code, timestamp=-1, offset=-1, leader_epoch=-1,
+                old_style_offsets=[])
+            for p in t.partitions])
+        for t in req.topics])
+
+
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    allowed, refused = split(access, AclOperation.DESCRIBE, req.topics, lambda t: t.name)
+    if not refused:
+        return call(req)
+    errors = error_response(with_list(req, "topics", refused), ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                            header.api_version).topics
+    return then(call(with_list(req, "topics", allowed)), extend("topics", errors))
+
+
+@handler(API_KEY, 0, 11, authorize=authorize, error_response=error_response)
 def handle_list_offsets(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     isolation = req.isolation_level if v >= 2 else 0

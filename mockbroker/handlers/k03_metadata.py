@@ -15,13 +15,33 @@
 - Partitions: leader, leader epoch (v7+), replicas, ISR, offline replicas (v5+: replicas on stopped
   nodes). A partition with no leader (no live ISR member) answers LEADER_NOT_AVAILABLE with leader -1.
 - Authorized operations (v8+): every operation when asked for, INT32_MIN when not.
+- Authorization (with an authorizer, `authorize`): DESCRIBE on each topic; listing all topics leaves out
+  the ones not described, naming one answers TOPIC_AUTHORIZATION_FAILED (zero id, nothing else of it);
+  auto-creating a topic needs CREATE on the cluster or the topic; the topic and cluster authorized
+  operations (v8+) are the principal's, when asked.
+- Error answer (fault injection, `error_response`): the code at the top and on every topic named.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from mockbroker.authorization.access import (
+    Access,
+    AclOperation,
+    Call,
+    ResourceType,
+    split,
+    then,
+    topic_name,
+    with_list,
+)
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.handlers.support.brokers import brokers_for
+from mockbroker.handlers.support.constants import CLUSTER_OPERATIONS, NOT_REQUESTED, TOPIC_OPERATIONS
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -30,28 +50,7 @@ from mockbroker.state.cluster import INTERNAL_TOPICS, Cluster, Partition, Topic,
 from mockbroker.state.internal_topics import ensure_topic
 from mockbroker.state.leadership import offline_replicas
 
-API_KEY = 3
-NOT_REQUESTED = -2147483648
-# AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9,
-# DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
-
-
-def brokers_for(ctx: RequestContext, include_stopped: bool = False) -> list[Msg]:
-    """The running nodes (and the stopped ones when asked) with their address on the client's listener."""
-    out = []
-    for node_id, node in sorted(ctx.cluster.nodes.items()):
-        if not node.alive and not include_stopped:
-            continue
-        listener = next(
-            (lst for lst in ctx.cluster.listeners if lst.node_id == node_id and lst.name == ctx.listener.name),
-            None,
-        )
-        if listener is None:
-            continue
-        out.append(Msg(node_id=node_id, host=listener.public_host, port=listener.public_port, rack=node.rack))
-    return out
+API_KEY = ApiKey.METADATA
 
 
 def partition_metadata(cluster: Cluster, p: Partition) -> Msg:
@@ -92,7 +91,62 @@ def _invalid_request_response(requested: list[Msg]) -> Msg:
                topics=[_error_topic(e.name or "", ErrorCode.INVALID_REQUEST, e.topic_id) for e in requested])
 
 
-@handler(API_KEY, 0, 13)
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """The code at the top and on every topic named (MetadataRequest.getErrorResponse)."""
+    return Msg(throttle_time_ms=0, brokers=[], cluster_id=None, controller_id=-1, error_code=code,
+               topics=[Msg(error_code=code, name=t.name, topic_id=t.topic_id, partitions=[])
+                       for t in (req.topics or [])])
+
+
+def _refused(name: str | None, topic_id: Any = ZERO_UUID) -> Msg:
+    return Msg(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=topic_id, is_internal=False,
+               partitions=[], topic_authorized_operations=NOT_REQUESTED)
+
+
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    v = header.api_version
+    requested = req.topics
+    all_topics = requested is None or (v == 0 and not requested)
+    refused: list[Msg] = []
+    describe = AclOperation.DESCRIBE
+    if all_topics:
+        result = call(req)
+    elif v < 12 and any(e.name is None or e.topic_id != ZERO_UUID for e in requested):
+        return call(req)  # the handler's INVALID_REQUEST answer
+    elif any(e.topic_id != ZERO_UUID for e in requested):
+        ids = [e for e in requested if e.topic_id != ZERO_UUID]
+        allowed, denied = split(access, describe, ids, lambda e: topic_name(access, None, e.topic_id))
+        refused = [_refused(None, e.topic_id) for e in dict((e.topic_id, e) for e in denied).values()]
+        result = call(with_list(req, "topics", allowed))
+    else:
+        allowed, denied = split(access, describe, requested, lambda e: e.name)
+        refused = [_refused(name) for name in dict.fromkeys(e.name for e in denied)]
+        creating = (v < 4 or bool(req.allow_auto_topic_creation)) and \
+            bool(access.cluster.config.get("auto.create.topics.enable"))
+        if creating and not access.on_cluster(AclOperation.CREATE):
+            missing = [e for e in allowed if access.cluster.topic(e.name) is None]
+            no_create = {e.name for e in missing if not access.may(AclOperation.CREATE, ResourceType.TOPIC, e.name)}
+            allowed = [e for e in allowed if e.name not in no_create]
+            refused = [_refused(name) for name in dict.fromkeys(e.name for e in missing
+                                                                if e.name in no_create)] + refused
+        result = call(with_list(req, "topics", allowed))
+
+    def edit(response: Msg) -> None:
+        topics = response.topics
+        if all_topics:
+            topics = [t for t in topics if access.may(describe, ResourceType.TOPIC, t.name)]
+        if req.get("include_topic_authorized_operations") and v >= 8:
+            for t in topics:
+                t.topic_authorized_operations = access.operations(ResourceType.TOPIC, t.name or "")
+        response.topics = topics + refused
+        if req.get("include_cluster_authorized_operations") and 8 <= v <= 10:
+            response.cluster_authorized_operations = access.operations(ResourceType.CLUSTER, "kafka-cluster") \
+                if access.on_cluster(describe) else 0
+
+    return then(result, edit)
+
+
+@handler(API_KEY, 0, 13, authorize=authorize, error_response=error_response)
 def handle_metadata(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     cluster = ctx.cluster

@@ -16,27 +16,59 @@ As Kafka's KafkaApis and OffsetMetadataManager:
   commit timestamp is ignored (Kafka 4 no longer serves v0-v1; they are served here as v2 without
   retention, for old clients).
 - INVALID_GROUP_ID for an empty group id.
+- Authorization (with an authorizer, `authorize`): READ on the group (GROUP_AUTHORIZATION_FAILED on every
+  partition), READ on each topic (TOPIC_AUTHORIZATION_FAILED on its partitions).
+- Error answer (fault injection, a group not coordinated here: `error_response`): the code on every
+  partition named.
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import (
+    Access,
+    AclOperation,
+    Call,
+    ResourceType,
+    extend,
+    partition_errors,
+    split,
+    then,
+    topic_name,
+    with_list,
+)
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
-from mockbroker.error_responses import error_response
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 8
+API_KEY = ApiKey.OFFSET_COMMIT
 
 
-@handler(API_KEY, 0, 10)
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """The code on every partition the request names (OffsetCommitRequest.getErrorResponse)."""
+    return Msg(throttle_time_ms=0, topics=partition_errors(req.topics, code))
+
+
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if not access.may(AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return Msg(throttle_time_ms=0, topics=partition_errors(req.topics, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+    allowed, refused = split(access, AclOperation.READ, req.topics,
+                             lambda t: topic_name(access, t.name, t.get("topic_id")))
+    if not refused:
+        return call(req)
+    errors = partition_errors(refused, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    return then(call(with_list(req, "topics", allowed)), extend("topics", errors))
+
+
+@handler(API_KEY, 0, 10, authorize=authorize, error_response=error_response)
 def handle_offset_commit(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     misrouted = ctx.node.group_coordinator_error(req.group_id)
     if misrouted is not None:
-        return error_response(API_KEY, v, req, misrouted)
+        return error_response(req, misrouted, v)
     coordinator = ctx.node.group_coordinator
     cluster = ctx.cluster
     by_id = v >= 10

@@ -13,19 +13,35 @@ As Kafka's KafkaApis and OffsetMetadataManager:
 - Group errors go to the top-level error code (v2-v7), to every partition (v0-v1), to the group (v8+).
 - Offsets of a deleted topic are gone, as Kafka deletes them with its partitions. Kafka 4 no longer
   serves v0; it is served here with v1's behaviour, for old clients.
+- Authorization (with an authorizer, `authorize`): DESCRIBE on the group (v8+: per group;
+  GROUP_AUTHORIZATION_FAILED), DESCRIBE on each topic named (TOPIC_AUTHORIZATION_FAILED on its
+  partitions; all topics: the ones not described are left out).
+- Error answer (fault injection, `error_response`): the code per group (v8+), at the top (v2-v7), on
+  every partition asked for (v0-v1).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import (
+    Access,
+    AclOperation,
+    Call,
+    ResourceType,
+    split,
+    then,
+    topic_name,
+    with_list,
+)
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.group_coordinator import GroupCoordinator
 
-API_KEY = 9
+API_KEY = ApiKey.OFFSET_FETCH
 
 
 def _partition(index: int, offset: int = -1, leader_epoch: int = -1, metadata: str = "",
@@ -89,7 +105,75 @@ def fetch_group(ctx: RequestContext, coordinator: GroupCoordinator, group_id: st
     return ErrorCode.NONE, out
 
 
-@handler(API_KEY, 0, 10)
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """The code per group (v8+), at the top (v2-v7), or at the top and on every partition asked for (v0-v1)."""
+    if version >= 8:
+        return Msg(throttle_time_ms=0, groups=[Msg(group_id=g.group_id, topics=[], error_code=code)
+                                               for g in req.groups])
+    if version < 2:  # no top-level error yet: on every partition asked for
+        return Msg(throttle_time_ms=0, error_code=code, topics=[
+            Msg(name=t.name, partitions=[
+                Msg(partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=code)
+                for p in t.partition_indexes])
+            for t in (req.topics or [])])
+    return Msg(throttle_time_ms=0, error_code=code, topics=[])
+
+
+def _refused_offsets(topics: list[Msg]) -> list[Msg]:
+    return [Msg(name=t.name, topic_id=t.get("topic_id"), partitions=[
+        Msg(partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="",
+            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        for p in t.partition_indexes]) for t in topics]
+
+
+def _filter_offset_topics(access: Access, asked: list[Msg] | None) -> tuple[list[Msg] | None, list[Msg]]:
+    """(the topics to ask the handler for, the refused ones' answers); None: all topics."""
+    if asked is None:
+        return None, []
+    allowed, refused = split(access, AclOperation.DESCRIBE, asked,
+                             lambda t: topic_name(access, t.name, t.get("topic_id")))
+    return allowed, _refused_offsets(refused)
+
+
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    v = header.api_version
+    group_denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+    def visible(topics: list[Msg]) -> list[Msg]:
+        return [t for t in topics if access.may(AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)]
+
+    if v < 8:
+        if not access.may(AclOperation.DESCRIBE, ResourceType.GROUP, req.group_id):
+            return error_response(req, group_denied, v)
+        topics, errors = _filter_offset_topics(access, req.topics)
+
+        def edit(response: Msg) -> None:
+            response.topics = (visible(response.topics) if req.topics is None else list(response.topics)) + errors
+
+        return then(call(with_list(req, "topics", topics) if topics is not None else req), edit)
+    denied = [g for g in req.groups if not access.may(AclOperation.DESCRIBE, ResourceType.GROUP, g.group_id)]
+    groups, refused = [], {}
+    for g in req.groups:
+        if g in denied:
+            continue
+        topics, errors = _filter_offset_topics(access, g.topics)
+        groups.append(with_list(g, "topics", topics) if topics is not None else g)
+        refused[g.group_id] = (g.topics is None, errors)
+    denied_answers = [Msg(group_id=g.group_id, topics=[], error_code=group_denied) for g in denied]
+
+    def edit_groups(response: Msg) -> None:
+        for group in response.groups:
+            all_topics, errors = refused.get(group.group_id, (False, []))
+            group.topics = (visible(group.topics) if all_topics else list(group.topics)) + errors
+        order = {g.group_id: i for i, g in enumerate(req.groups)}  # answered in the request's order, as Kafka
+        response.groups = sorted(list(response.groups) + denied_answers, key=lambda g: order.get(g.group_id, 0))
+
+    if not groups:
+        return Msg(throttle_time_ms=0, groups=denied_answers)
+    return then(call(with_list(req, "groups", groups)), edit_groups)
+
+
+@handler(API_KEY, 0, 10, authorize=authorize, error_response=error_response)
 def handle_offset_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     coordinator = ctx.node.group_coordinator

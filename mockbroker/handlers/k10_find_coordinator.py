@@ -13,17 +13,24 @@ listener, as Metadata's broker list (a client on the "internal" listener learns 
 - v0-v3: one key (v0 has no key type: a group); errors carry node -1, host "", port -1 (Node.noNode()).
   v1+ also has an error message: Kafka sends its Errors.message(), "NONE" on success.
 - v4+: batched coordinator_keys, one coordinator entry per key (KIP-699), each on its own node.
+- Authorization (with an authorizer, `authorize`): DESCRIBE on the group or transactional id of each
+  key (GROUP_AUTHORIZATION_FAILED / TRANSACTIONAL_ID_AUTHORIZATION_FAILED, node -1).
+- Error answer (fault injection, `error_response`): Node.noNode() with the code, for the key or every key
+  of a v4+ batch, with Kafka's message of a coordinator error.
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call, ResourceType, extend, then, with_list
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.handlers.support.constants import AUTHORIZATION_MESSAGES
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 10
+API_KEY = ApiKey.FIND_COORDINATOR
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
                            "the message was sent to an incompatible broker. See the broker logs for more details.")
@@ -45,7 +52,49 @@ def coordinator_address(ctx: RequestContext, key_type: int, key: str) -> tuple[i
     return node_id, listener.public_host, listener.public_port
 
 
-@handler(API_KEY, 0, 6)
+# Kafka's default messages of the coordinator errors (Errors.message()), sent by FindCoordinator.
+_COORDINATOR_MESSAGES = {
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+    ErrorCode.NOT_COORDINATOR: "This is not the correct coordinator.",
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS: "The coordinator is loading and hence can't process requests.",
+}
+
+
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """Node.noNode() (-1, "", -1) for the key, or for every key of a v4+ batch."""
+    message = _COORDINATOR_MESSAGES.get(code, code.name)
+    if version < 4:
+        return Msg(throttle_time_ms=0, error_code=code, error_message=message, node_id=-1, host="", port=-1)
+    return Msg(throttle_time_ms=0, coordinators=[
+        Msg(key=key, node_id=-1, host="", port=-1, error_code=code, error_message=message)
+        for key in req.coordinator_keys])
+
+
+_KEY_RESOURCES = {GROUP: (ResourceType.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED),
+                  TRANSACTION: (ResourceType.TRANSACTIONAL_ID, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)}
+
+
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    key_type = req.get("key_type", GROUP)
+    if key_type not in _KEY_RESOURCES:
+        return call(req)
+    rtype, code = _KEY_RESOURCES[key_type]
+    message = AUTHORIZATION_MESSAGES[code]
+    if header.api_version < 4:
+        if access.may(AclOperation.DESCRIBE, rtype, req.key):
+            return call(req)
+        return Msg(throttle_time_ms=0, error_code=code, error_message=message, node_id=-1, host="", port=-1)
+    allowed = [k for k in req.coordinator_keys if access.may(AclOperation.DESCRIBE, rtype, k)]
+    if len(allowed) == len(req.coordinator_keys):
+        return call(req)
+    errors = [Msg(key=k, node_id=-1, host="", port=-1, error_code=code, error_message=message)
+              for k in req.coordinator_keys if k not in allowed]
+    if not allowed:
+        return Msg(throttle_time_ms=0, coordinators=errors)
+    return then(call(with_list(req, "coordinator_keys", allowed)), extend("coordinators", errors))
+
+
+@handler(API_KEY, 0, 6, authorize=authorize, error_response=error_response)
 def handle_find_coordinator(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     key_type = req.key_type if v >= 1 else GROUP

@@ -18,47 +18,35 @@ As Kafka's group coordinator:
 - Before v7 a null protocol name is sent as "".
 - A JoinGroup for a non-empty KIP-848 group: INCONSISTENT_GROUP_PROTOCOL (Kafka can host classic members in
   a consumer group; this broker does not). An empty KIP-848 group becomes a classic group.
+- Authorization (with an authorizer, `authorize`): READ on the group (GROUP_AUTHORIZATION_FAILED,
+  handlers/support/group_authorization.py).
+- Error answer (fault injection, a group not coordinated here: `error_response`): the code, generation -1.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
-from mockbroker.error_responses import error_response
+from mockbroker.handlers.support.group_authorization import member_of_group
+from mockbroker.handlers.support.group_members import client_host, park
+from mockbroker.protocol.api_keys import ApiKey
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.group_common import Responder
 
-API_KEY = 11
+API_KEY = ApiKey.JOIN_GROUP
 
 
-def park(start: Callable[[Responder], None], finish: Callable[[Msg], Msg]) -> Msg | Awaitable[Msg]:
-    """Run `start(respond)`; answer at once if it responded, else await the response it gives later."""
-    future: asyncio.Future[Msg] = asyncio.get_running_loop().create_future()
-
-    def respond(response: Msg) -> None:
-        if not future.done():
-            future.set_result(response)
-
-    start(respond)
-    if future.done():
-        return finish(future.result())
-
-    async def wait() -> Msg:
-        return finish(await future)
-
-    return wait()
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """The code with generation -1 and no member (JoinGroupRequest.getErrorResponse)."""
+    return Msg(throttle_time_ms=0, error_code=code, generation_id=-1, protocol_type=None, protocol_name="",
+               leader="", skip_assignment=False, member_id="", members=[])
 
 
-def client_host(ctx: RequestContext) -> str:
-    """The client address as Kafka's InetAddress.toString() prints it ("/127.0.0.1")."""
-    return f"/{ctx.client_host}"
-
-
-@handler(API_KEY, 0, 9)
+@handler(API_KEY, 0, 9, authorize=member_of_group, error_response=error_response)
 def handle_join_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | Awaitable[Msg]:
     v = header.api_version
 
@@ -70,7 +58,7 @@ def handle_join_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> M
 
     misrouted = ctx.node.group_coordinator_error(req.group_id)
     if misrouted is not None:
-        return finish(error_response(API_KEY, v, req, misrouted))
+        return finish(error_response(req, misrouted, v))
 
     def start(respond: Responder) -> None:
         ctx.node.group_coordinator.join_group(

@@ -5,19 +5,24 @@ member must rejoin; the session is still extended), UNKNOWN_MEMBER_ID (unknown g
 group), FENCED_INSTANCE_ID (v3+: the group.instance.id now belongs to another member id),
 ILLEGAL_GENERATION, INVALID_GROUP_ID. Without heartbeats (or commits) a member is removed once its
 session.timeout.ms passes on the broker clock, and the group rebalances.
+- Authorization (with an authorizer, `authorize`): READ on the group (GROUP_AUTHORIZATION_FAILED,
+  handlers/support/group_authorization.py).
+- Error answer (fault injection): the top-level code.
 """
 
 from __future__ import annotations
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.handlers.support.group_authorization import member_of_group
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 12
+API_KEY = ApiKey.HEARTBEAT
 
 
-@handler(API_KEY, 0, 4)
+@handler(API_KEY, 0, 4, authorize=member_of_group)
 def handle_heartbeat(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     misrouted = ctx.node.group_coordinator_error(req.group_id)
     if misrouted is not None:

@@ -6,20 +6,29 @@
   per member (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v5 adds a reason (logged by Kafka, ignored here).
 - A group that does not exist (or is a KIP-848 group): UNKNOWN_MEMBER_ID for every member, as Kafka.
 - INVALID_GROUP_ID for an empty group id.
+- Authorization (with an authorizer, `authorize`): READ on the group (GROUP_AUTHORIZATION_FAILED,
+  handlers/support/group_authorization.py).
+- Error answer (fault injection, `error_response`): the top-level code, no members.
 """
 
 from __future__ import annotations
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.handlers.support.group_authorization import member_of_group
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 13
+API_KEY = ApiKey.LEAVE_GROUP
 
 
-@handler(API_KEY, 0, 5)
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    return Msg(throttle_time_ms=0, error_code=code, members=[])
+
+
+@handler(API_KEY, 0, 5, authorize=member_of_group, error_response=error_response)
 def handle_leave_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     misrouted = ctx.node.group_coordinator_error(req.group_id)

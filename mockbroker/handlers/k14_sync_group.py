@@ -8,6 +8,9 @@ empty one) and answers every parked SyncGroup of the generation; a follower's re
 v5+: protocol_type and protocol_name are required (INCONSISTENT_GROUP_PROTOCOL when missing, as Kafka's
 KafkaApis) and must match the group's (INCONSISTENT_GROUP_PROTOCOL).
 Members that never send their SyncGroup are removed after the rebalance timeout and the group rebalances.
+- Authorization (with an authorizer, `authorize`): READ on the group (GROUP_AUTHORIZATION_FAILED,
+  handlers/support/group_authorization.py).
+- Error answer (fault injection): the top-level code.
 """
 
 from __future__ import annotations
@@ -16,17 +19,19 @@ from collections.abc import Awaitable
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
-from mockbroker.handlers.k11_join_group import park
+from mockbroker.handlers.support.group_authorization import member_of_group
+from mockbroker.handlers.support.group_members import park
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.classic_members import sync_error
 from mockbroker.state.group_common import Responder
 
-API_KEY = 14
+API_KEY = ApiKey.SYNC_GROUP
 
 
-@handler(API_KEY, 0, 5)
+@handler(API_KEY, 0, 5, authorize=member_of_group)
 def handle_sync_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | Awaitable[Msg]:
     v = header.api_version
 

@@ -13,14 +13,15 @@ As Kafka's SaslServerAuthenticator and KafkaApis answer it:
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
+from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.security import connection_security
 
-API_KEY = 17
+API_KEY = ApiKey.SASL_HANDSHAKE
 
 
 @handler(API_KEY, 0, 1)

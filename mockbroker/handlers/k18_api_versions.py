@@ -8,7 +8,8 @@ Answers with every API key this broker serves and its version range, read from t
   `transaction.version` picks 0 or 1).
 - A version above v4: the connection answers with a v0 body (response header v0, as every ApiVersions
   response) holding UNSUPPORTED_VERSION and the ApiVersions key's own range, as Kafka does (KIP-511),
-  so the client can retry with a version we know.
+  so the client can retry with a version we know (`error_response`, which the connection sends).
+- Error answer (fault injection, `error_response`): the code, no keys (UNSUPPORTED_VERSION: its own range).
 """
 
 from __future__ import annotations
@@ -17,26 +18,28 @@ import re
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler, lookup, supported_versions
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 18
+API_KEY = ApiKey.API_VERSIONS
 # Matched whole (fullmatch): "$" alone would accept a trailing newline, which Kafka refuses.
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
-def unsupported_version_response() -> Msg:
-    spec = lookup(API_KEY)
-    assert spec is not None
-    return Msg(
-        error_code=ErrorCode.UNSUPPORTED_VERSION,
-        api_keys=[Msg(api_key=API_KEY, min_version=spec.min_version, max_version=spec.max_version)],
-        throttle_time_ms=0,
-    )
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """ApiVersionsRequest.getErrorResponse: the code; with UNSUPPORTED_VERSION the ApiVersions key's own
+    range, so the client can retry with a version we know."""
+    keys = []
+    if code == ErrorCode.UNSUPPORTED_VERSION:
+        spec = lookup(API_KEY)
+        assert spec is not None
+        keys = [Msg(api_key=API_KEY, min_version=spec.min_version, max_version=spec.max_version)]
+    return Msg(error_code=code, api_keys=keys, throttle_time_ms=0)
 
 
-@handler(API_KEY, 0, 4)
+@handler(API_KEY, 0, 4, error_response=error_response)
 def handle_api_versions(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     if header.api_version >= 3 and not (
         _SOFTWARE.fullmatch(req.client_software_name or "")

@@ -21,6 +21,10 @@ As Kafka's controller answers it (ControllerApis.createTopics + ReplicationContr
   Errors carry -1, -1 and no configs.
 - Topics of one request are created one after the other, results in request order; timeout_ms is
   ignored (creation is immediate).
+- Authorization (with an authorizer, `authorize`): CREATE on the cluster or the topic
+  (TOPIC_AUTHORIZATION_FAILED); DESCRIBE_CONFIGS on the topic for its configs in the answer (else
+  topic_config_error_code TOPIC_AUTHORIZATION_FAILED, no configs).
+- Error answer (fault injection): the top-level code (the schema has none: refused when added).
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import uuid
 from collections import Counter
 from typing import Any
 
+from mockbroker.authorization.access import Access, AclOperation, Call, ResourceType, split, then, with_list
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -39,7 +45,7 @@ from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.state.cluster import Cluster
 from mockbroker.state.configs import TopicConfig, describe_topic_entries
 
-API_KEY = 19
+API_KEY = ApiKey.CREATE_TOPICS
 METADATA_TOPIC = "__cluster_metadata"
 
 
@@ -80,7 +86,28 @@ def create_one(cluster: Cluster, t: Msg, validate_only: bool) -> Msg:
                configs=_configs(config))
 
 
-@handler(API_KEY, 0, 7)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if access.on_cluster(AclOperation.CREATE):
+        allowed, refused = req.topics, list[Msg]()
+    else:
+        allowed, refused = split(access, AclOperation.CREATE, req.topics, lambda t: t.name)
+    errors = [Msg(name=t.name, topic_id=ZERO_UUID, error_code=denied, error_message="Authorization failed.",
+                  topic_config_error_code=denied, num_partitions=-1, replication_factor=-1, configs=[])
+              for t in refused]
+
+    def edit(response: Msg) -> None:
+        for t in response.topics:
+            if not access.may(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, t.name):
+                t.topic_config_error_code = denied
+                t.configs = []
+        response.topics = list(response.topics) + errors
+
+    return then(call(with_list(req, "topics", allowed)) if allowed or not refused else
+                Msg(throttle_time_ms=0, topics=[]), edit)
+
+
+@handler(API_KEY, 0, 7, authorize=authorize)
 def handle_create_topics(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     cluster = ctx.cluster
     counts = Counter(t.name for t in req.topics)

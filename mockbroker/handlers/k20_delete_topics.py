@@ -11,6 +11,9 @@ As Kafka's controller answers it (ControllerApis.deleteTopics):
 - delete.topic.enable=false: every topic gets INVALID_REQUEST (v0-v2) or TOPIC_DELETION_DISABLED (v3+).
 - A deleted topic's results carry its name and id. Kafka shuffles the results; here they follow the
   request order. Deletion is immediate (timeout_ms is ignored); parked fetches on it are woken.
+- Authorization (with an authorizer, `authorize`): DELETE on each topic (TOPIC_AUTHORIZATION_FAILED); a
+  topic named by id needs DESCRIBE first, else its name is withheld.
+- Error answer (fault injection): the top-level code (the schema has none: refused when added).
 """
 
 from __future__ import annotations
@@ -18,15 +21,26 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 
+from mockbroker.authorization.access import (
+    Access,
+    AclOperation,
+    Call,
+    ResourceType,
+    extend,
+    then,
+    topic_name,
+    with_list,
+)
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.state.cluster import Cluster
 
-API_KEY = 20
+API_KEY = ApiKey.DELETE_TOPICS
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 UNKNOWN_TOPIC_ID_MESSAGE = "This server does not host this topic ID."
 
@@ -93,7 +107,34 @@ def delete_topics(cluster: Cluster, entries: list[tuple[str | None, uuid.UUID]])
     return out
 
 
-@handler(API_KEY, 0, 6)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    errors: list[Msg] = []
+    if header.api_version >= 6:
+        allowed = []
+        for t in req.topics:
+            by_id = t.topic_id != ZERO_UUID
+            name = topic_name(access, t.name, t.topic_id)
+            if name is None:
+                allowed.append(t)
+            elif by_id and not access.may(AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+                errors.append(Msg(name=None, topic_id=t.topic_id, error_code=denied, error_message=None))
+            elif not access.may(AclOperation.DELETE, ResourceType.TOPIC, name):
+                errors.append(Msg(name=name, topic_id=t.topic_id, error_code=denied, error_message=None))
+            else:
+                allowed.append(t)
+        request = with_list(req, "topics", allowed)
+    else:
+        names = [n for n in req.topic_names if access.may(AclOperation.DELETE, ResourceType.TOPIC, n)]
+        errors = [Msg(name=n, topic_id=ZERO_UUID, error_code=denied, error_message=None)
+                  for n in req.topic_names if n not in names]
+        request = with_list(req, "topic_names", names)
+    if errors and not (request.get("topics") or request.get("topic_names")):
+        return Msg(throttle_time_ms=0, responses=errors)
+    return then(call(request), extend("responses", errors))
+
+
+@handler(API_KEY, 0, 6, authorize=authorize)
 def handle_delete_topics(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     cluster = ctx.cluster

@@ -9,19 +9,23 @@ As a Kafka broker answers it (KafkaApis.handleDeleteRecordsRequest / Partition.d
   POLICY_VIOLATION on a topic whose cleanup.policy does not include delete (compact only).
 - Kafka groups the answer by topic in no order; here topics and partitions follow the request. The
   answer is immediate (one replica: nothing to wait for); parked fetches are not woken.
+- Authorization (with an authorizer, `authorize`): DELETE on each topic (TOPIC_AUTHORIZATION_FAILED on
+  its partitions).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call, extend, split, then, with_list
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.cluster import Cluster
 
-API_KEY = 21
+API_KEY = ApiKey.DELETE_RECORDS
 
 
 def delete_one(cluster: Cluster, node_id: int, topic: str, index: int, offset: int) -> Msg:
@@ -37,7 +41,17 @@ def delete_one(cluster: Cluster, node_id: int, topic: str, index: int, offset: i
     return Msg(partition_index=index, low_watermark=low, error_code=ErrorCode.NONE)
 
 
-@handler(API_KEY, 0, 2)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    allowed, refused = split(access, AclOperation.DELETE, req.topics, lambda t: t.name)
+    if not refused:
+        return call(req)
+    errors = [Msg(name=t.name, partitions=[Msg(partition_index=p.partition_index, low_watermark=-1,
+                                               error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                                           for p in t.partitions]) for t in refused]
+    return then(call(with_list(req, "topics", allowed)), extend("topics", errors))
+
+
+@handler(API_KEY, 0, 2, authorize=authorize)
 def handle_delete_records(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     cluster = ctx.cluster
     topics = [Msg(name=t.name, partitions=[delete_one(cluster, ctx.node_id, t.name, p.partition_index, p.offset)

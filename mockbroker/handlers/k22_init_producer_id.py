@@ -10,22 +10,42 @@ Ongoing transaction aborted first (CONCURRENT_TRANSACTIONS, the client retries),
 empty id, INVALID_TRANSACTION_TIMEOUT above transaction.max.timeout.ms, the KIP-360 expected producer
 id/epoch checks (v3+: a request naming only one of them is INVALID_REQUEST, as Kafka's KafkaApis), a
 new producer id when the epoch is exhausted. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v4.
+- Authorization (with an authorizer, `authorize`): WRITE on the transactional id
+  (TRANSACTIONAL_ID_AUTHORIZATION_FAILED; with enable2Pc TWO_PHASE_COMMIT too); without one (an idempotent
+  producer) IDEMPOTENT_WRITE on the cluster or WRITE on some topic (CLUSTER_AUTHORIZATION_FAILED).
+- Error answer (fault injection): the top-level code.
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call, ResourceType
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.txn_metadata import fenced_for_version
 
-API_KEY = 22
+API_KEY = ApiKey.INIT_PRODUCER_ID
 
 
-@handler(API_KEY, 0, 5)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    txn = ResourceType.TRANSACTIONAL_ID
+    if req.transactional_id is not None:
+        if not access.may(AclOperation.WRITE, txn, req.transactional_id) or (
+                req.get("enable2_pc") and not access.may(AclOperation.TWO_PHASE_COMMIT, txn, req.transactional_id)):
+            return Msg(throttle_time_ms=0, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producer_id=-1,
+                       producer_epoch=-1)
+    elif not access.on_cluster(AclOperation.IDEMPOTENT_WRITE) and not access.on_any(AclOperation.WRITE,
+                                                                                    ResourceType.TOPIC):
+        return Msg(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producer_id=-1,
+                   producer_epoch=-1)
+    return call(req)
+
+
+@handler(API_KEY, 0, 5, authorize=authorize)
 def handle_init_producer_id(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     if req.transactional_id is not None:
         return _init_transactional(ctx, header.api_version, req)

@@ -9,18 +9,22 @@ As a Kafka broker answers it (ReplicaManager.lastOffsetForLeaderEpoch / Partitio
   current_leader_epoch (v2+, -1 = not checked) below the partition's epoch: FENCED_LEADER_EPOCH, above
   it: UNKNOWN_LEADER_EPOCH (checked before leadership, as Kafka does for a replica it hosts).
 - v0 answers carry no leader_epoch; replica_id (v3+) is not used (answers always come from the leader).
+- Authorization (with an authorizer, `authorize`): CLUSTER_ACTION on the cluster covers every topic, else
+  DESCRIBE on each topic (TOPIC_AUTHORIZATION_FAILED on its partitions).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call, extend, split, then, with_list
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.cluster import Cluster
 
-API_KEY = 23
+API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 
 
 def end_offset(cluster: Cluster, node_id: int, topic: str, index: int, leader_epoch: int,
@@ -44,7 +48,19 @@ def end_offset(cluster: Cluster, node_id: int, topic: str, index: int, leader_ep
     return Msg(error_code=ErrorCode.NONE, partition=index, leader_epoch=epoch, end_offset=offset)
 
 
-@handler(API_KEY, 0, 4)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(AclOperation.CLUSTER_ACTION):
+        return call(req)
+    allowed, refused = split(access, AclOperation.DESCRIBE, req.topics, lambda t: t.topic)
+    if not refused:
+        return call(req)
+    errors = [Msg(topic=t.topic, partitions=[Msg(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                                 partition=p.partition, leader_epoch=-1, end_offset=-1)
+                                             for p in t.partitions]) for t in refused]
+    return then(call(with_list(req, "topics", allowed)), extend("topics", errors))
+
+
+@handler(API_KEY, 0, 4, authorize=authorize)
 def handle_offset_for_leader_epoch(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     cluster = ctx.cluster
     topics = []

@@ -10,19 +10,26 @@
 - The coordinator's error applies to every partition of the transaction: INVALID_PRODUCER_ID_MAPPING
   (unknown transactional id, or another producer id), PRODUCER_FENCED (another epoch; INVALID_PRODUCER_EPOCH
   before v2), CONCURRENT_TRANSACTIONS (markers still being written), INVALID_REQUEST (empty id).
+- Authorization (with an authorizer, `authorize`): v0-v3 WRITE on the transactional id (every partition
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED), WRITE on each topic (the refused partitions
+  TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED, nothing added); v4+ (a broker's
+  request): CLUSTER_ACTION on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+- Error answer (fault injection): the top-level code.
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call, ResourceType, split
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.txn_metadata import fenced_for_version
 
-API_KEY = 24
+API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
 
 TopicPartition = tuple[str, int]
 
@@ -59,7 +66,33 @@ def _handle_transaction(ctx: RequestContext, version: int, transactional_id: str
     return _results(partitions, dict.fromkeys(partitions, code))
 
 
-@handler(API_KEY, 0, 5)
+def _partition_results(topics: list[Msg], code_of: dict[str, ErrorCode]) -> list[Msg]:
+    return [Msg(name=t.name, results_by_partition=[Msg(partition_index=p, partition_error_code=code_of[t.name])
+                                                   for p in t.partitions]) for t in topics]
+
+
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if header.api_version >= 4:
+        if access.on_cluster(AclOperation.CLUSTER_ACTION):
+            return call(req)
+        return Msg(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results_by_transaction=[])
+    topics = req.v3_and_below_topics
+    if not access.may(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.v3_and_below_transactional_id):
+        codes = {t.name: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for t in topics}
+        return Msg(throttle_time_ms=0, results_by_topic_v3_and_below=_partition_results(topics, codes))
+    allowed, refused = split(access, AclOperation.WRITE, topics, lambda t: t.name)
+    if not refused:
+        return call(req)
+    codes = {t.name: ErrorCode.TOPIC_AUTHORIZATION_FAILED for t in refused}
+    for t in allowed:
+        if access.cluster.topic(t.name) is None:
+            codes[t.name] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        else:
+            codes.setdefault(t.name, ErrorCode.OPERATION_NOT_ATTEMPTED)
+    return Msg(throttle_time_ms=0, results_by_topic_v3_and_below=_partition_results(topics, codes))
+
+
+@handler(API_KEY, 0, 5, authorize=authorize)
 def handle_add_partitions_to_txn(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     if v < 4:

@@ -14,22 +14,33 @@ at once here, so a read_committed reader sees the outcome as soon as EndTxn retu
   one) and the response names the producer id and epoch to continue with (a new producer id at epoch 0
   when the epoch is exhausted); an abort with nothing in the transaction is allowed; a retry is recognised
   by an epoch one below the current one.
+- Authorization (with an authorizer, `authorize`): WRITE on the transactional id
+  (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+- Error answer (fault injection): the top-level code.
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call, ResourceType
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, error_response, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.txn_metadata import fenced_for_version
 
-API_KEY = 26
+API_KEY = ApiKey.END_TXN
 
 
-@handler(API_KEY, 0, 5)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if not access.may(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactional_id):
+        return error_response(API_KEY, header.api_version, req, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    return call(req)
+
+
+@handler(API_KEY, 0, 5, authorize=authorize)
 def handle_end_txn(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     misrouted = ctx.node.txn_coordinator_error(req.transactional_id)

@@ -12,21 +12,48 @@ when the transaction commits; an abort drops them.
   INVALID_PRODUCER_EPOCH for another epoch, CONCURRENT_TRANSACTIONS; then the group's member check
   (generation -1 with no member: a commit outside group management, the group is created; else
   UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS).
+- Authorization (with an authorizer, `authorize`): WRITE on the transactional id, READ on the group (every
+  partition gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED / GROUP_AUTHORIZATION_FAILED), READ on each topic
+  (TOPIC_AUTHORIZATION_FAILED on its partitions).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import (
+    Access,
+    AclOperation,
+    Call,
+    ResourceType,
+    extend,
+    partition_errors,
+    split,
+    then,
+    with_list,
+)
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 28
+API_KEY = ApiKey.TXN_OFFSET_COMMIT
 
 
-@handler(API_KEY, 0, 5)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if not access.may(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactional_id):
+        return Msg(throttle_time_ms=0, topics=partition_errors(req.topics, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+    if not access.may(AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return Msg(throttle_time_ms=0, topics=partition_errors(req.topics, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+    allowed, refused = split(access, AclOperation.READ, req.topics, lambda t: t.name)
+    if not refused:
+        return call(req)
+    errors = partition_errors(refused, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    return then(call(with_list(req, "topics", allowed)), extend("topics", errors))
+
+
+@handler(API_KEY, 0, 5, authorize=authorize)
 def handle_txn_offset_commit(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     misrouted = ctx.node.group_coordinator_error(req.group_id)

@@ -6,26 +6,23 @@ As Kafka's AclApis answers it:
   know, or 0): the request does not parse in Kafka (DescribeAclsRequest's validation), so the
   connection is closed.
 - the matching bindings grouped by resource pattern (type, name, pattern type), in creation order.
-- DESCRIBE on the cluster is needed (CLUSTER_AUTHORIZATION_FAILED: mockbroker/authorization).
+- Authorization (with an authorizer, `authorize`): DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import CloseConnection, handler
+from mockbroker.dispatch import CloseConnection, HandlerResult, handler
+from mockbroker.handlers.support.acl_filters import filter_of
+from mockbroker.handlers.support.constants import AUTHORIZATION_MESSAGES
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.security.acls import AclBinding, AclFilter, operation, pattern_type, permission, resource_type
+from mockbroker.security.acls import AclBinding
 
-API_KEY = 29
-
-
-def filter_of(req: Msg) -> AclFilter:
-    """The AclFilter of a DescribeAcls request or of one DeleteAcls filter."""
-    return AclFilter(resource_type(req.resource_type_filter), req.resource_name_filter,
-                     pattern_type(req.pattern_type_filter), req.principal_filter, req.host_filter,
-                     operation(req.operation), permission(req.permission_type))
+API_KEY = ApiKey.DESCRIBE_ACLS
 
 
 def grouped(bindings: list[AclBinding]) -> list[Msg]:
@@ -37,7 +34,13 @@ def grouped(bindings: list[AclBinding]) -> list[Msg]:
             for (rtype, name, ptype), acls in resources.items()]
 
 
-@handler(API_KEY, 1, 3)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(AclOperation.DESCRIBE):
+        return call(req)
+    return Msg(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=AUTHORIZATION_MESSAGES[ErrorCode.CLUSTER_AUTHORIZATION_FAILED], resources=[])
+
+
+@handler(API_KEY, 1, 3, authorize=authorize)
 def handle_describe_acls(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | CloseConnection:
     authorizer = ctx.node.security.authorizer
     if authorizer is None:

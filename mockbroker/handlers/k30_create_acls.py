@@ -8,13 +8,16 @@ As Kafka's AclApis and AclControlManager answer it, one result per creation, in 
   operation ANY, a permission ANY, an empty name, a CLUSTER resource not called "kafka-cluster", or a
   principal that is not TYPE:NAME.
 - otherwise NONE; a binding that exists already is kept once.
-- ALTER on the cluster is needed (CLUSTER_AUTHORIZATION_FAILED: mockbroker/authorization).
+- Authorization (with an authorizer, `authorize`): ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, Call
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import CloseConnection, handler
+from mockbroker.dispatch import CloseConnection, HandlerResult, handler
+from mockbroker.handlers.support.constants import AUTHORIZATION_MESSAGES
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -31,7 +34,7 @@ from mockbroker.security.acls import (
     resource_type,
 )
 
-API_KEY = 30
+API_KEY = ApiKey.CREATE_ACLS
 
 
 def binding_of(creation: Msg) -> AclBinding:
@@ -45,7 +48,13 @@ def _unknown(b: AclBinding) -> bool:
         b.operation is AclOperation.UNKNOWN or b.permission is AclPermissionType.UNKNOWN
 
 
-@handler(API_KEY, 1, 3)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(AclOperation.ALTER):
+        return call(req)
+    return Msg(throttle_time_ms=0, results=[Msg(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=AUTHORIZATION_MESSAGES[ErrorCode.CLUSTER_AUTHORIZATION_FAILED]) for _ in req.creations])
+
+
+@handler(API_KEY, 1, 3, authorize=authorize)
 def handle_create_acls(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | CloseConnection:
     authorizer = ctx.node.security.authorizer
     if authorizer is None:

@@ -6,22 +6,32 @@ As Kafka's AclApis and AclControlManager answer it, one result per filter, in or
   Kafka, so the connection is closed.
 - otherwise NONE and the bindings it matched (each with NONE), all removed at once: a binding several
   filters of the request match is listed under each, as Kafka's AclControlManager answers.
-- ALTER on the cluster is needed (CLUSTER_AUTHORIZATION_FAILED: mockbroker/authorization).
+- Authorization (with an authorizer, `authorize`): ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import CloseConnection, handler
-from mockbroker.handlers.k29_describe_acls import filter_of
+from mockbroker.dispatch import CloseConnection, HandlerResult, handler
+from mockbroker.handlers.support.acl_filters import filter_of
+from mockbroker.handlers.support.constants import AUTHORIZATION_MESSAGES
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 31
+API_KEY = ApiKey.DELETE_ACLS
 
 
-@handler(API_KEY, 1, 3)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(AclOperation.ALTER):
+        return call(req)
+    return Msg(throttle_time_ms=0, filter_results=[
+        Msg(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=AUTHORIZATION_MESSAGES[ErrorCode.CLUSTER_AUTHORIZATION_FAILED], matching_acls=[]) for _ in req.filters])
+
+
+@handler(API_KEY, 1, 3, authorize=authorize)
 def handle_delete_acls(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg | CloseConnection:
     authorizer = ctx.node.security.authorizer
     if authorizer is None:

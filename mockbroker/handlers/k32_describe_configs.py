@@ -19,13 +19,26 @@ As Kafka's ConfigHelper answers it:
 - configuration_keys: null or empty = all; else only the keys named (unknown keys are left out).
 - v0: is_default = (source is DEFAULT_CONFIG), the field's meaning (Kafka's broker leaves it false).
 - v3+: config_type; include_documentation is honoured with a null documentation.
+- Authorization (with an authorizer, `authorize`): DESCRIBE_CONFIGS per resource: a topic on the topic
+  (TOPIC_AUTHORIZATION_FAILED), a group on the group (GROUP_AUTHORIZATION_FAILED), any other resource on
+  the cluster (CLUSTER_AUTHORIZATION_FAILED; handlers/support/config_resources.py).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.handlers.support.config_resources import authorize_resources
+from mockbroker.handlers.support.constants import (
+    BROKER,
+    BROKER_LOGGER,
+    CLIENT_METRICS,
+    KNOWN_RESOURCE_TYPES,
+    TOPIC,
+)
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -37,15 +50,7 @@ from mockbroker.state.configs import (
     describe_topic_entries,
 )
 
-API_KEY = 32
-
-# ConfigResource.Type ids.
-TOPIC = 2
-BROKER = 4
-BROKER_LOGGER = 8
-CLIENT_METRICS = 16
-GROUP = 32
-KNOWN_RESOURCE_TYPES = frozenset({TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP})
+API_KEY = ApiKey.DESCRIBE_CONFIGS
 
 INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library "
                            "or the message was sent to an incompatible broker. See the broker logs for more details.")
@@ -104,7 +109,11 @@ def _entries(ctx: RequestContext, resource_type: int, name: str) -> list[ConfigE
     return []
 
 
-@handler(API_KEY, 0, 4)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    return authorize_resources(access, req, call, AclOperation.DESCRIBE_CONFIGS, "results", True)
+
+
+@handler(API_KEY, 0, 4, authorize=authorize)
 def handle_describe_configs(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     if any(r.resource_type not in KNOWN_RESOURCE_TYPES for r in req.resources):

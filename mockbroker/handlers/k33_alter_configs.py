@@ -20,50 +20,30 @@ resource in request order, error_message with Kafka's wording:
 - BROKER_LOGGER (8) and unknown types: INVALID_REQUEST "Unknown resource type N" (as Kafka);
   CLIENT_METRICS (16) and GROUP (32): INVALID_REQUEST, since this broker does not store those configs.
 - validate_only: every check, nothing changed.
+- Authorization (with an authorizer, `authorize`): ALTER_CONFIGS per resource: a topic on the topic
+  (TOPIC_AUTHORIZATION_FAILED), a group on the group (GROUP_AUTHORIZATION_FAILED), any other resource on
+  the cluster (CLUSTER_AUTHORIZATION_FAILED; handlers/support/config_resources.py).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
-
+from mockbroker.authorization.access import Access, AclOperation, Call
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
-from mockbroker.handlers.k32_describe_configs import BROKER, CLIENT_METRICS, GROUP, TOPIC
+from mockbroker.handlers.support.config_resources import (
+    alter_resources,
+    authorize_resources,
+    check_broker_resource,
+    unsupported_resource,
+)
+from mockbroker.handlers.support.constants import BROKER, TOPIC
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 33
-
-
-def duplicate_resources(resources: list[Msg]) -> set[tuple[int, str]]:
-    """(type, name) pairs that appear more than once."""
-    counts = Counter((r.resource_type, r.resource_name) for r in resources)
-    return {key for key, n in counts.items() if n > 1}
-
-
-def check_broker_resource(ctx: RequestContext, name: str) -> bool:
-    """Validate a BROKER resource name for an alter; True when it names this node (per-broker), False
-    for "" (the cluster-wide default)."""
-    if not name:
-        return False
-    try:
-        node_id = int(name)
-    except ValueError:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}") from None
-    if node_id != ctx.node_id:
-        raise KafkaError(ErrorCode.INVALID_REQUEST,
-                         f"Unexpected broker id, expected {ctx.node_id}, but received {name}")
-    return True
-
-
-def unsupported_resource(resource_type: int) -> KafkaError:
-    if resource_type in (CLIENT_METRICS, GROUP):
-        kind = "CLIENT_METRICS" if resource_type == CLIENT_METRICS else "GROUP"
-        return KafkaError(ErrorCode.INVALID_REQUEST, f"mockbroker does not store {kind} configs")
-    return KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource_type}")
+API_KEY = ApiKey.ALTER_CONFIGS
 
 
 def _alter(ctx: RequestContext, r: Msg, validate_only: bool) -> None:
@@ -83,25 +63,10 @@ def _alter(ctx: RequestContext, r: Msg, validate_only: bool) -> None:
         raise unsupported_resource(r.resource_type)
 
 
-def alter_resources(ctx: RequestContext, req: Msg, alter: Callable[[RequestContext, Msg, bool], None]) -> Msg:
-    """The response of AlterConfigs / IncrementalAlterConfigs: `alter` applied to each resource, its
-    KafkaError answered for that resource; a resource named twice is INVALID_REQUEST for both."""
-    duplicates = duplicate_resources(req.resources)
-    responses = []
-    for r in req.resources:
-        code, message = ErrorCode.NONE, None
-        if (r.resource_type, r.resource_name) in duplicates:
-            code, message = ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
-        else:
-            try:
-                alter(ctx, r, bool(req.validate_only))
-            except KafkaError as exc:
-                code, message = exc.code, exc.message
-        responses.append(Msg(error_code=code, error_message=message, resource_type=r.resource_type,
-                             resource_name=r.resource_name))
-    return Msg(throttle_time_ms=0, responses=responses)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    return authorize_resources(access, req, call, AclOperation.ALTER_CONFIGS, "responses", False)
 
 
-@handler(API_KEY, 0, 2)
+@handler(API_KEY, 0, 2, authorize=authorize)
 def handle_alter_configs(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     return alter_resources(ctx, req, _alter)

@@ -12,12 +12,15 @@ As a Kafka broker answers it (KafkaApis.handleDescribeLogDirsRequest, ReplicaMan
 - total_bytes / usable_bytes (v4+): mockbroker.max.log.bytes and what is left of it when that bound is
   set; else -1 (unknown), Kafka's default for a volume it cannot measure. is_cordoned (v5) false.
 - Top-level error_code (v3+) NONE.
+- Authorization (with an authorizer, `authorize`): DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -25,7 +28,7 @@ from mockbroker.state.cluster import MAX_LOG_BYTES, Cluster, Partition
 from mockbroker.state.configs import BROKER_CONFIGS
 from mockbroker.state.replicas import end_of
 
-API_KEY = 35
+API_KEY = ApiKey.DESCRIBE_LOG_DIRS
 DEFAULT_LOG_DIR = "/tmp/kafka-logs"
 
 
@@ -44,7 +47,13 @@ def replica_size(partition: Partition, node_id: int) -> int:
     return sum(b.size for b in log.batches if b.last_offset < end)
 
 
-@handler(API_KEY, 1, 5)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(AclOperation.DESCRIBE):
+        return call(req)
+    return Msg(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results=[])
+
+
+@handler(API_KEY, 1, 5, authorize=authorize)
 def handle_describe_log_dirs(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     cluster = ctx.cluster
     node_id = ctx.node_id

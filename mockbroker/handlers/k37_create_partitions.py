@@ -12,23 +12,36 @@ As Kafka's controller answers it (ControllerApis.createPartitions + ReplicationC
   crosses the bound gets POLICY_VIOLATION "Excessively large number of partitions per request." and
   adds nothing (Kafka's controller bounds a request's records at 10,000 and fails that topic).
 - validate_only: every check, nothing created. timeout_ms is ignored (creation is immediate).
+- Authorization (with an authorizer, `authorize`): ALTER on each topic (TOPIC_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from mockbroker.authorization.access import Access, AclOperation, Call, extend, split, then, with_list
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 37
+API_KEY = ApiKey.CREATE_PARTITIONS
 
 
-@handler(API_KEY, 0, 3)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    allowed, refused = split(access, AclOperation.ALTER, req.topics, lambda t: t.name)
+    if not refused:
+        return call(req)
+    errors = [Msg(name=t.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                  error_message="The topic authorization is failed.")
+              for t in refused]
+    return then(call(with_list(req, "topics", allowed)), extend("results", errors))
+
+
+@handler(API_KEY, 0, 3, authorize=authorize)
 def handle_create_partitions(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     cluster = ctx.cluster
     counts = Counter(t.name for t in req.topics)

@@ -11,19 +11,25 @@ the logic is state/leadership.py's elect_leader):
 - topic_partitions null: every partition of every topic, leaving out the ones answered ELECTION_NOT_NEEDED.
 - An unclean election ignores the topic's unclean.leader.election.enable (the operator asked for it) and
   cuts the log back to the new leader's copy (state/replicas.py).
+- Authorization (with an authorizer, `authorize`): ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED at
+  the top and on every partition named).
+- Error answer (fault injection, `error_response`): the code at the top and on every partition named.
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.handlers.support.constants import AUTHORIZATION_MESSAGES
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state import leadership
 from mockbroker.state.cluster import Cluster
 
-API_KEY = 43
+API_KEY = ApiKey.ELECT_LEADERS
 
 
 def _elect(cluster: Cluster, topic: str, index: int, election: int) -> Msg:
@@ -36,7 +42,24 @@ def _elect(cluster: Cluster, topic: str, index: int, election: int) -> Msg:
     return Msg(partition_id=index, error_code=code, error_message=message)
 
 
-@handler(API_KEY, 0, 2)
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """ElectLeadersRequest.getErrorResponse: the code at the top (v1+) and on every partition named."""
+    return Msg(throttle_time_ms=0, error_code=code, replica_election_results=[
+        Msg(topic=t.topic, partition_result=[Msg(partition_id=p, error_code=code, error_message=None)
+                                             for p in t.partitions])
+        for t in (req.topic_partitions or [])])
+
+
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(AclOperation.ALTER):
+        return call(req)
+    code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, AUTHORIZATION_MESSAGES[ErrorCode.CLUSTER_AUTHORIZATION_FAILED]
+    return Msg(throttle_time_ms=0, error_code=code, replica_election_results=[
+        Msg(topic=t.topic, partition_result=[Msg(partition_id=p, error_code=code, error_message=message)
+                                             for p in t.partitions]) for t in (req.topic_partitions or [])])
+
+
+@handler(API_KEY, 0, 2, authorize=authorize, error_response=error_response)
 def handle_elect_leaders(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     cluster = ctx.cluster
     election = req.election_type if header.api_version >= 1 else leadership.PREFERRED

@@ -23,25 +23,31 @@ whole or not at all:
 - CLIENT_METRICS (16), GROUP (32): INVALID_REQUEST (not stored here); other types: INVALID_REQUEST
   "Unknown resource type N".
 - validate_only: every check, nothing changed.
+- Authorization (with an authorizer, `authorize`): ALTER_CONFIGS per resource: a topic on the topic
+  (TOPIC_AUTHORIZATION_FAILED), a group on the group (GROUP_AUTHORIZATION_FAILED), any other resource on
+  the cluster (CLUSTER_AUTHORIZATION_FAILED; handlers/support/config_resources.py).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
-from mockbroker.handlers.k32_describe_configs import BROKER, BROKER_LOGGER, TOPIC
-from mockbroker.handlers.k33_alter_configs import (
+from mockbroker.handlers.support.config_resources import (
     alter_resources,
+    authorize_resources,
     check_broker_resource,
     unsupported_resource,
 )
+from mockbroker.handlers.support.constants import BROKER, BROKER_LOGGER, TOPIC
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.configs import OP_APPEND, OP_DELETE, OP_SET, OP_SUBTRACT
 
-API_KEY = 44
+API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 LOG_LEVELS = ("DEBUG", "ERROR", "FATAL", "INFO", "TRACE", "WARN")
 
 
@@ -90,6 +96,10 @@ def _alter(ctx: RequestContext, r: Msg, validate_only: bool) -> None:
         raise unsupported_resource(r.resource_type)
 
 
-@handler(API_KEY, 0, 1)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    return authorize_resources(access, req, call, AclOperation.ALTER_CONFIGS, "responses", False)
+
+
+@handler(API_KEY, 0, 1, authorize=authorize)
 def handle_incremental_alter_configs(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     return alter_resources(ctx, req, _alter)

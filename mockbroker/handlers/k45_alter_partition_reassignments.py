@@ -10,23 +10,39 @@ state/reassignments.py):
   is INVALID_REPLICATION_FACTOR for that partition (KIP-860); the response echoes the flag.
 - The new replicas catch up after mockbroker.reassignment.ms on the broker clock (0, the default: the
   reassignment completes before the answer); a timer completes it then.
+- Authorization (with an authorizer, `authorize`): ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED at
+  the top and on every partition named).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.handlers.support.constants import AUTHORIZATION_MESSAGES
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state import reassignments
 from mockbroker.state.reassignments import original_replicas
 
-API_KEY = 45
+API_KEY = ApiKey.ALTER_PARTITION_REASSIGNMENTS
 
 
-@handler(API_KEY, 0, 1)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(AclOperation.ALTER):
+        return call(req)
+    code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, AUTHORIZATION_MESSAGES[ErrorCode.CLUSTER_AUTHORIZATION_FAILED]
+    return Msg(throttle_time_ms=0, allow_replication_factor_change=req.get("allow_replication_factor_change", True),
+               error_code=code, error_message=message, responses=[
+                   Msg(name=t.name, partitions=[Msg(partition_index=p.partition_index, error_code=code,
+                                                    error_message=message) for p in t.partitions])
+                   for t in req.topics])
+
+
+@handler(API_KEY, 0, 1, authorize=authorize)
 def handle_alter_partition_reassignments(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     cluster = ctx.cluster
     node = ctx.node

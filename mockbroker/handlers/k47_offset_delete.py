@@ -5,21 +5,47 @@ As Kafka: the group must exist (GROUP_ID_NOT_FOUND) and, for a classic group, ha
 partition that does not exist gets UNKNOWN_TOPIC_OR_PARTITION, a topic the group is subscribed to
 GROUP_SUBSCRIBED_TO_TOPIC (classic groups: read from the members' consumer-protocol subscriptions),
 anything else is deleted (also when nothing was committed). INVALID_GROUP_ID for an empty group id.
+Authorization (with an authorizer, `authorize`): DELETE on the group (GROUP_AUTHORIZATION_FAILED), READ
+on each topic (TOPIC_AUTHORIZATION_FAILED on its partitions). Error answer (fault injection): the
+top-level code.
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import (
+    Access,
+    AclOperation,
+    Call,
+    ResourceType,
+    extend,
+    split,
+    then,
+    with_list,
+)
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 47
+API_KEY = ApiKey.OFFSET_DELETE
 
 
-@handler(API_KEY, 0, 0)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if not access.may(AclOperation.DELETE, ResourceType.GROUP, req.group_id):
+        return Msg(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, throttle_time_ms=0, topics=[])
+    allowed, refused = split(access, AclOperation.READ, req.topics, lambda t: t.name)
+    if not refused:
+        return call(req)
+    errors = [Msg(name=t.name, partitions=[Msg(partition_index=p.partition_index,
+                                               error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                                           for p in t.partitions]) for t in refused]
+    return then(call(with_list(req, "topics", allowed)), extend("topics", errors))
+
+
+@handler(API_KEY, 0, 0, authorize=authorize)
 def handle_offset_delete(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     misrouted = ctx.node.group_coordinator_error(req.group_id)
     if misrouted is not None:

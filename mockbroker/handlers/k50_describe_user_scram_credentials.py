@@ -5,20 +5,30 @@ credential; a user named twice: DUPLICATE_RESOURCE "Cannot describe SCRAM creden
 twice in a single request: <user>"; a user without credentials: RESOURCE_NOT_FOUND "Attempt to describe
 a user credential that does not exist: <user>"; else its credentials (mechanism type 1 SCRAM-SHA-256,
 2 SCRAM-SHA-512, and iterations). Passwords added for PLAIN only are not SCRAM credentials.
+Authorization (with an authorizer, `authorize`): DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 """
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.authorization.access import Access, AclOperation, Call
+from mockbroker.context import RequestContext
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.handlers.support.constants import AUTHORIZATION_MESSAGES
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 50
+API_KEY = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
 
 
-@handler(API_KEY, 0, 0)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(AclOperation.DESCRIBE):
+        return call(req)
+    return Msg(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=AUTHORIZATION_MESSAGES[ErrorCode.CLUSTER_AUTHORIZATION_FAILED], results=[])
+
+
+@handler(API_KEY, 0, 0, authorize=authorize)
 def handle_describe_user_scram_credentials(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     from mockbroker.security.credentials import SCRAM_MECHANISMS  # not at start-up
 

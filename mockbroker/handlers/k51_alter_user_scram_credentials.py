@@ -11,17 +11,22 @@ As Kafka's controller checks them (ScramControlManager), per user:
   that does not exist".
 An upsertion carries the salted password (Hi(password, salt, i)); StoredKey and ServerKey are derived
 from it, and the user can log in with that mechanism at once.
+Authorization (with an authorizer, `authorize`): ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED for
+every user named).
 """
 
 from __future__ import annotations
 
-from mockbroker.connection import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.authorization.access import Access, AclOperation, Call
+from mockbroker.context import RequestContext
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.handlers.support.constants import AUTHORIZATION_MESSAGES
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 51
+API_KEY = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
 DUPLICATE = "A user credential cannot be altered twice in the same request"
 
 
@@ -35,7 +40,14 @@ def _check_name_and_mechanism(name: str, mechanism_type: int) -> tuple[ErrorCode
     return None
 
 
-@handler(API_KEY, 0, 0)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if access.on_cluster(AclOperation.ALTER):
+        return call(req)
+    users = dict.fromkeys([u.name for u in req.deletions] + [u.name for u in req.upsertions])
+    return Msg(throttle_time_ms=0, results=[Msg(user=u, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=AUTHORIZATION_MESSAGES[ErrorCode.CLUSTER_AUTHORIZATION_FAILED]) for u in users])
+
+
+@handler(API_KEY, 0, 0, authorize=authorize)
 def handle_alter_user_scram_credentials(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     from mockbroker.security.credentials import (  # not at start-up
         MAX_ITERATIONS,

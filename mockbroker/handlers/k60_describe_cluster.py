@@ -11,22 +11,39 @@ As a Kafka broker answers it (KafkaApis.handleDescribeCluster / AuthHelper):
   always 1).
 - cluster_authorized_operations: every cluster operation when asked for, INT32_MIN when not (there is
   no authorizer).
+- Authorization (with an authorizer, `authorize`): the principal's cluster authorized operations when
+  asked (0 without DESCRIBE on the cluster).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call, ResourceType, then
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
-from mockbroker.handlers.k03_metadata import CLUSTER_OPERATIONS, NOT_REQUESTED, brokers_for
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.handlers.support.brokers import brokers_for
+from mockbroker.handlers.support.constants import CLUSTER_OPERATIONS, NOT_REQUESTED
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
+from mockbroker.security.acls import CLUSTER_NAME
 
-API_KEY = 60
+API_KEY = ApiKey.DESCRIBE_CLUSTER
 ENDPOINT_TYPES = {1: "BROKER", 2: "CONTROLLER"}
 
 
-@handler(API_KEY, 0, 2)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    if not req.include_cluster_authorized_operations:
+        return call(req)
+
+    def edit(response: Msg) -> None:
+        response.cluster_authorized_operations = access.operations(ResourceType.CLUSTER, CLUSTER_NAME) \
+            if access.on_cluster(AclOperation.DESCRIBE) else 0
+
+    return then(call(req), edit)
+
+
+@handler(API_KEY, 0, 2, authorize=authorize)
 def handle_describe_cluster(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     cluster = ctx.cluster

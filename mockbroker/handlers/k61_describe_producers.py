@@ -3,20 +3,36 @@
 Per partition, the producers the partition holds state for (state/producers.py): id, epoch, last
 sequence, last timestamp, coordinator epoch and the first offset of the open transaction (-1 if
 none). Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
+Authorization (with an authorizer, `authorize`): READ on each topic (TOPIC_AUTHORIZATION_FAILED on its
+partitions).
 """
 
 from __future__ import annotations
 
+from mockbroker.authorization.access import Access, AclOperation, Call, extend, split, then, with_list
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
-API_KEY = 61
+API_KEY = ApiKey.DESCRIBE_PRODUCERS
 
 
-@handler(API_KEY, 0, 0)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    allowed, refused = split(access, AclOperation.READ, req.topics, lambda t: t.name)
+    if not refused:
+        return call(req)
+    message = "Topic authorization failed."
+    errors = [Msg(name=t.name, partitions=[Msg(partition_index=p, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                               error_message=message, active_producers=[])
+                                           for p in t.partition_indexes])
+              for t in refused]
+    return then(call(with_list(req, "topics", allowed)), extend("topics", errors))
+
+
+@handler(API_KEY, 0, 0, authorize=authorize)
 def handle_describe_producers(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     topics = []
     for t in req.topics:

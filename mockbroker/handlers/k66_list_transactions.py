@@ -8,23 +8,36 @@ Every transactional id the coordinator knows (sorted by id), as Kafka's listTran
   transactional id that never started one counts from -1, as in Kafka).
 - v2+ transactional_id_pattern: a regular expression the whole id must match (null or empty: all); one
   that does not compile: INVALID_REGULAR_EXPRESSION.
+Authorization (with an authorizer, `authorize`): only the transactional ids the principal may DESCRIBE.
+Error answer (fault injection): the top-level code.
 """
 
 from __future__ import annotations
 
 import re
 
+from mockbroker.authorization.access import Access, AclOperation, Call, ResourceType, then
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.txn_inspection import list_transactions
 
-API_KEY = 66
+API_KEY = ApiKey.LIST_TRANSACTIONS
 
 
-@handler(API_KEY, 0, 2)
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    def edit(response: Msg) -> None:
+        response.transaction_states = [s for s in response.transaction_states
+                                       if access.may(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID,
+                                                     s.transactional_id)]
+
+    return then(call(req), edit)
+
+
+@handler(API_KEY, 0, 2, authorize=authorize)
 def handle_list_transactions(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     duration = req.duration_filter if v >= 1 else -1

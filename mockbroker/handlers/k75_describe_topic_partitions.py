@@ -14,15 +14,27 @@ As a Kafka broker answers it (DescribeTopicPartitionsRequestHandler + KRaftMetad
   The cursor's topic starts at the cursor's partition, the others at 0.
 - A cursor whose topic is not among the topics named, or with a negative partition: INVALID_REQUEST on
   every topic named (Kafka fails the whole request).
-- topic_authorized_operations: every topic operation (Kafka fills it in always; no authorizer here).
+- topic_authorized_operations: filled in always, as Kafka does: every topic operation without an
+  authorizer; with one, the principal's operations on the topic.
+- Authorization (with an authorizer, `authorize`), as DescribeTopicPartitionsRequestHandler: DESCRIBE on
+  each topic. A named topic the principal may not describe is answered TOPIC_AUTHORIZATION_FAILED (zero
+  topic id, not internal, no partitions; whether it exists is not disclosed), after the others; listing
+  every topic leaves those topics out. The cursor is checked against the topics named before
+  authorization; the cursor's partition applies only when its topic is authorized. Topics are filtered
+  before pagination, so the partition limit and next_cursor count only what is answered.
+- Error answer (fault injection): the top-level code (the schema has none: refused when added).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from mockbroker.authorization.access import Access, AclOperation, Call, ResourceType
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import handler
+from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
-from mockbroker.handlers.k03_metadata import NOT_REQUESTED, TOPIC_OPERATIONS
+from mockbroker.handlers.support.constants import NOT_REQUESTED, TOPIC_OPERATIONS
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -30,7 +42,7 @@ from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.state.cluster import INTERNAL_TOPICS, Cluster, Topic, validate_topic_name
 from mockbroker.state.leadership import offline_replicas
 
-API_KEY = 75
+API_KEY = ApiKey.DESCRIBE_TOPIC_PARTITIONS
 MAX_PARTITIONS = 2000  # max.request.partition.size.limit
 
 
@@ -57,9 +69,28 @@ def _missing(name: str) -> Msg:
                partitions=[], topic_authorized_operations=NOT_REQUESTED)
 
 
-@handler(API_KEY, 0, 0)
+def _refused(name: str) -> Msg:
+    return Msg(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=ZERO_UUID, is_internal=False,
+               partitions=[], topic_authorized_operations=NOT_REQUESTED)
+
+
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    """DESCRIBE per topic, decided while the topics are chosen (not by editing the request: a request whose
+    every named topic is refused must not become an empty list, which asks for every topic)."""
+    return describe(access.cluster, req,
+                    lambda name: access.may(AclOperation.DESCRIBE, ResourceType.TOPIC, name),
+                    lambda name: access.operations(ResourceType.TOPIC, name))
+
+
+@handler(API_KEY, 0, 0, authorize=authorize)
 def handle_describe_topic_partitions(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    cluster = ctx.cluster
+    return describe(ctx.cluster, req, lambda name: True, None)
+
+
+def describe(cluster: Cluster, req: Msg, may_describe: Callable[[str], bool],
+             operations: Callable[[str], int] | None) -> Msg:
+    """The answer, for a principal who may describe the topics `may_describe` accepts and whose operations
+    on a topic `operations` gives (None, no authorizer: every operation on a topic that exists)."""
     cursor = req.cursor
     cursor_topic = cursor.topic_name if cursor is not None else ""
     fetch_all = not req.topics
@@ -70,6 +101,8 @@ def handle_describe_topic_partitions(ctx: RequestContext, header: RequestHeader,
             Msg(error_code=ErrorCode.INVALID_REQUEST, name=t.name, topic_id=ZERO_UUID, is_internal=False,
                 partitions=[], topic_authorized_operations=NOT_REQUESTED)
             for t in req.topics])
+    refused = [] if fetch_all else [_refused(n) for n in names if not may_describe(n)]
+    names = [n for n in names if may_describe(n)]
     remaining = max(min(MAX_PARTITIONS, req.response_partition_limit), 1)
     topics_out: list[Msg] = []
     next_cursor: Msg | None = None
@@ -80,15 +113,19 @@ def handle_describe_topic_partitions(ctx: RequestContext, header: RequestHeader,
         topic = cluster.topic(name)
         if topic is None:
             if not fetch_all:
-                topics_out.append(_missing(name))
+                missing = _missing(name)
+                if operations is not None:  # Kafka fills in every answered topic's operations
+                    missing.topic_authorized_operations = operations(name)
+                topics_out.append(missing)
             continue
         start = cursor.partition_index if cursor is not None and name == cursor_topic else 0
-        partitions, next_index = _partition_entries(ctx.cluster, topic, start, remaining)
+        partitions, next_index = _partition_entries(cluster, topic, start, remaining)
         topics_out.append(Msg(error_code=ErrorCode.NONE, name=name, topic_id=topic.topic_id,
                               is_internal=topic.internal, partitions=partitions,
-                              topic_authorized_operations=TOPIC_OPERATIONS))
+                              topic_authorized_operations=TOPIC_OPERATIONS if operations is None
+                              else operations(name)))
         if next_index != -1:
             next_cursor = Msg(topic_name=name, partition_index=next_index)
             break
         remaining -= len(partitions)
-    return Msg(throttle_time_ms=0, topics=topics_out, next_cursor=next_cursor)
+    return Msg(throttle_time_ms=0, topics=topics_out + refused, next_cursor=next_cursor)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mockbroker.handlers.k03_metadata import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
+from mockbroker.handlers.support.constants import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.server import MockBroker

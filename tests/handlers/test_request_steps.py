@@ -5,6 +5,7 @@ step looks at the state afresh (topic deleted, leader moved, the partition appen
 
 from __future__ import annotations
 
+import asyncio
 import select
 import threading
 from typing import Any
@@ -13,9 +14,9 @@ import pytest
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import CloseConnection
-from mockbroker.handlers.k00_produce import handle_produce
+from mockbroker.handlers.k00_produce.handler import handle_produce
 from mockbroker.handlers.k01_fetch import handle_fetch
-from mockbroker.handlers.request_steps import STEP_MS
+from mockbroker.handlers.support.request_steps import STEP_MS
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg, decode_request, encode_request
@@ -315,3 +316,29 @@ def test_a_stepped_request_whose_client_went_away_is_still_appended_whole() -> N
             c.send(PRODUCE, 9, body)
         wait_for(lambda: all(broker.offsets("t", i)["high_watermark"] == 1 for i in range(PARTITIONS)))
         assert [r.value for r in broker.records("t")] == [b"%d" % i for i in range(PARTITIONS)]
+
+
+def test_the_broker_stop_finishes_the_work_its_nodes_carry_on() -> None:
+    # Each node owns the rest of the requests whose connection went away (BrokerNode.carried_on); the
+    # broker's stop lets it finish, and cancels what is still running after its bound.
+    async def main() -> list[str]:
+        done: list[str] = []
+        broker = await MockBroker(brokers=2).start()
+
+        async def rest() -> None:
+            await asyncio.sleep(0)
+            done.append("finished")
+
+        async def stuck() -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                done.append("cancelled")
+                raise
+
+        broker.nodes[2].carried_on.start(rest())
+        broker.nodes[1].carried_on.start(stuck())
+        await broker.stop()
+        return done
+
+    assert sorted(asyncio.run(main())) == ["cancelled", "finished"]

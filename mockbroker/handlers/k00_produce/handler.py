@@ -5,14 +5,14 @@
   closed so the client notices, as Kafka does. acks=-1 needs min.insync.replicas in the partition's ISR
   (NOT_ENOUGH_REPLICAS before the append); followers share the leader's log, so once appended a
   record is on every ISR member and acks 1 and -1 answer alike, unless an in-sync follower is stalled:
-  then acks=-1 waits for it to catch up or leave the ISR (handlers/delayed_produce.py: Kafka's
+  then acks=-1 waits for it to catch up or leave the ISR (k00_produce/delayed_produce.py: Kafka's
   DelayedProduce, NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below min.insync.replicas).
 - v0-v2 carry magic 0/1 message sets, converted to one v2 batch on append; v3+ exactly one v2 batch.
 - Per-partition errors never fail the whole request, checked in Kafka's order: UNKNOWN_TOPIC_OR_PARTITION
   (v13: UNKNOWN_TOPIC_ID for an unknown topic id); ProduceRequest.validateRecords (v3+: INVALID_RECORD,
   UNSUPPORTED_COMPRESSION_TYPE); INVALID_REQUIRED_ACKS; NOT_LEADER_OR_FOLLOWER for a partition led by
   another node (or none: an offline partition), with the current leader's id and epoch (v10+,
-  KIP-951: handlers/leader_hints.py); NOT_ENOUGH_REPLICAS (acks=-1); then the append: CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP
+  KIP-951: handlers/support/leader_hints.py); NOT_ENOUGH_REPLICAS (acks=-1); then the append: CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP
   and the producer-state errors of state/producers.py.
 - As Kafka's ReplicaManager answers them: error_message only with record_errors (v8+); log_start_offset
   (v5+) -1 for the errors raised before the append (state/validation.py's RejectedBeforeAppend), the
@@ -25,12 +25,17 @@
 - A partition named several times in one request (in one topic entry or in several entries of the same
   topic) is appended once, with its last copy, and answered once, as Kafka's KafkaApis does (it collects
   the request's partitions into a map keyed by topic-partition).
-- The per-request bound (handlers/request_steps.py): partitions are appended in the request's order;
+- The per-request bound (handlers/support/request_steps.py): partitions are appended in the request's order;
   once a step has held the event loop for mockbroker.max.request.step.ms, the rest is done one step per
   loop pass, so other connections are served between heavy partitions. One partition's checks, validation
   and append are never split; each step looks up the topic, leadership and ISR again. The answer (or
   none: acks=0, a close on failure; or the acks=all wait) is the same as in one go. A client that goes
   away mid-request does not stop it: the rest is appended anyway (Kafka completes what it has read).
+- Authorization (with an authorizer, `authorize`): WRITE on the transactional id
+  (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition; an acks=0 request closes the connection),
+  WRITE on each topic (TOPIC_AUTHORIZATION_FAILED, the topic never looked at; with acks=0 the allowed
+  partitions are appended, then the connection is closed).
+- Error answer (fault injection, `error_response`): the code on every partition named.
 """
 
 from __future__ import annotations
@@ -40,12 +45,24 @@ from collections import deque
 from collections.abc import Awaitable
 from typing import Any, cast
 
+from mockbroker.authorization.access import (
+    Access,
+    AclOperation,
+    Call,
+    ResourceType,
+    extend,
+    split,
+    then,
+    topic_name,
+    with_list,
+)
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import CloseConnection, handler
+from mockbroker.dispatch import CloseConnection, HandlerResult, handler
 from mockbroker.errors import KafkaError
-from mockbroker.handlers.delayed_produce import Waiting, must_wait, wait_for_replicas
-from mockbroker.handlers.leader_hints import current_leader, node_endpoints
-from mockbroker.handlers.request_steps import carry_on, let_others_run, now_s, step_seconds
+from mockbroker.handlers.k00_produce.delayed_produce import Waiting, must_wait, wait_for_replicas
+from mockbroker.handlers.support.leader_hints import current_leader, node_endpoints
+from mockbroker.handlers.support.request_steps import let_others_run, now_s, step_seconds
+from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
@@ -55,7 +72,7 @@ from mockbroker.state.leadership import check_min_insync
 from mockbroker.state.log import PartitionLog
 from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
 
-API_KEY = 0
+API_KEY = ApiKey.PRODUCE
 
 
 def _partition_response(index: int, code: int, message: str | None = None, base_offset: int = -1,
@@ -114,7 +131,34 @@ def _frame_of(req: Msg) -> Any:
     return None
 
 
-@handler(API_KEY, 0, 13)
+def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
+    """The code on every partition the request names (ProduceRequest.getErrorResponse)."""
+    return Msg(throttle_time_ms=0, responses=[
+        Msg(name=t.name, topic_id=t.topic_id, partition_responses=[
+            Msg(index=p.index, error_code=code, base_offset=-1, log_append_time_ms=-1, log_start_offset=-1)
+            for p in t.partition_data])
+        for t in req.topic_data])
+
+
+def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
+    v = header.api_version
+    if req.get("transactional_id") is not None and not access.may(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                                                  req.transactional_id):
+        if req.acks == 0:
+            return CloseConnection("produce: transactional id not authorized")
+        return error_response(req, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, v)
+    allowed, refused = split(access, AclOperation.WRITE, req.topic_data,
+                             lambda t: topic_name(access, t.name, t.get("topic_id")))
+    if not refused:
+        return call(req)
+    result = call(with_list(req, "topic_data", allowed))
+    if req.acks == 0:
+        return CloseConnection("acks=0 produce to a topic not authorized")
+    errors = error_response(with_list(req, "topic_data", refused), ErrorCode.TOPIC_AUTHORIZATION_FAILED, v).responses
+    return then(result, extend("responses", errors))
+
+
+@handler(API_KEY, 0, 13, authorize=authorize, error_response=error_response)
 def handle_produce(ctx: RequestContext, header: RequestHeader,
                    req: Msg) -> Msg | CloseConnection | Awaitable[Msg | CloseConnection | None] | None:
     v = header.api_version
@@ -123,7 +167,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader,
     responses: list[Msg] = []
     hinted: set[int] = set()
     appended: list[tuple[PartitionLog, int]] = []  # the logs appended to, with their end offset before
-    waiting: Waiting = []  # acks=all: what the ISR must have before the answer (handlers/delayed_produce.py)
+    waiting: Waiting = []  # acks=all: what the ISR must have before the answer (delayed_produce.py)
     started = now_s()
     bound = -1.0
     first = True
@@ -135,7 +179,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader,
             if not first:
                 if bound < 0:
                     bound = step_seconds(ctx.cluster)
-                if now_s() - started > bound:  # the rest in steps (handlers/request_steps.py)
+                if now_s() - started > bound:  # the rest in steps (handlers/support/request_steps.py)
                     rest = deque((t, p) for t in range(ti, len(topics)) for p in topics[t][1][(pi if t == ti else 0):])
                     return _in_steps(ctx, v, req, topics, rest, responses, hinted, appended, waiting)
             first = False
@@ -156,7 +200,7 @@ async def _in_steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Ms
         await _steps(*steps)
     except asyncio.CancelledError:
         if rest:
-            carry_on(_steps(*steps))
+            ctx.node.carried_on.start(_steps(*steps))
         raise
     result = _answer(ctx, req, responses, hinted, waiting)
     if result is None or isinstance(result, (Msg, CloseConnection)):

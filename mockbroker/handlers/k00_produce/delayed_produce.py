@@ -1,4 +1,4 @@
-"""An acks=all Produce waiting for the ISR (no API key of its own: Produce's, k00_produce.py), as Kafka's
+"""An acks=all Produce waiting for the ISR (no API key of its own: Produce's, handler.py), as Kafka's
 DelayedProduce: once appended, each partition waits until its high watermark reaches the end of what was
 appended, which a stalled in-sync follower holds back (state/replicas.py) until it catches up (resumed)
 or leaves the ISR (replica.lag.time.max.ms on the broker clock). Then the partition is answered as

@@ -13,7 +13,8 @@ The bound is measured (time.perf_counter, the time the loop is held), not estima
 a header tells how many records a batch declares but not what its payload decompresses to (one record
 of a 256 MiB value costs as much as its bytes). Requests on one connection still run one at a time, in
 order (connection.py), so only other connections move ahead. When a connection goes away while its
-request is between steps, the rest still runs (carry_on), as Kafka completes a request it has read.
+request is between steps, the rest still runs (CarriedOn, owned by the node), as Kafka completes a request
+it has read.
 """
 
 from __future__ import annotations
@@ -40,25 +41,28 @@ async def let_others_run() -> None:
     await asyncio.sleep(0)
 
 
-_CARRIED_ON: set[asyncio.Task[None]] = set()  # the rest of requests whose connection went away mid-way
+class CarriedOn:
+    """The rest of requests whose connection went away mid-way, run in tasks of their own: Kafka completes a
+    request it has read whatever becomes of its connection. Owned by the node that serves the requests
+    (BrokerNode.carried_on); the broker's stop waits for it (finish)."""
 
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
 
-def carry_on(work: Coroutine[Any, Any, None]) -> None:
-    """Run the rest of a request whose connection went away in a task of its own: Kafka completes a
-    request it has read whatever becomes of its connection. The broker's stop waits for it (finish_carried_on)."""
-    task = asyncio.get_running_loop().create_task(work)
-    _CARRIED_ON.add(task)
-    task.add_done_callback(_CARRIED_ON.discard)
+    def start(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` (the rest of a request) in a task of its own, on the running loop."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
-
-async def finish_carried_on(timeout_s: float) -> None:
-    """At a broker's stop, on its loop: let the work carried on finish (at most timeout_s), then cancel it."""
-    loop = asyncio.get_running_loop()
-    tasks = {t for t in _CARRIED_ON if t.get_loop() is loop}
-    if not tasks:
-        return
-    _, pending = await asyncio.wait(tasks, timeout=timeout_s)
-    for task in pending:
-        task.cancel()
-    if pending:
-        await asyncio.wait(pending)
+    async def finish(self, timeout_s: float) -> None:
+        """At the broker's stop, on its loop: let the work carried on finish (at most timeout_s), then
+        cancel it."""
+        tasks = set(self._tasks)
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
