@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Print (or --write into README.md) the table of API keys and versions the broker serves.
+"""Print (or --write into docs/apis.md) the table of API keys and versions the broker serves.
 
-The table sits in README.md between the markers <!-- api-table:start --> and <!-- api-table:end -->;
-tests/test_readme.py fails when it disagrees with the dispatch registry.
+The table sits in docs/apis.md between the markers <!-- api-table:start --> and <!-- api-table:end -->;
+tests/test_docs.py fails when it disagrees with the dispatch registry.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def splice(readme: str) -> str:
 
 if __name__ == "__main__":
     if "--write" in sys.argv:
-        path = REPO / "README.md"
+        path = REPO / "docs" / "apis.md"
         path.write_text(splice(path.read_text()))
     else:
         print(table())

@@ -86,7 +86,8 @@ class JsonApi:
 
     # -- reading ---------------------------------------------------------------------------------
     def index(self, req: Request) -> Any:
-        return {"endpoints": [f"{m} {p}" for m, p, _, _ in ROUTES]}
+        # GET /events and GET /openapi.json are served by app.py before this routing: listed here too.
+        return {"endpoints": [f"{m} {p}" for m, p, _, _ in ROUTES] + ["GET /events", "GET /openapi.json"]}
 
     def health(self, req: Request) -> Any:
         return {"status": "ok", "bootstrap_servers": self.broker.bootstrap_servers}

@@ -1,5 +1,5 @@
-"""The README's Clusters example (a pytest test of a leader move and a node stop) run as the README shows
-it: the code block is taken from README.md and run by pytest in a subprocess, so the example cannot drift
+"""The Clusters example of docs/clusters.md (a pytest test of a leader move and a node stop) run as the page shows
+it: the code block is taken from docs/clusters.md and run by pytest in a subprocess, so the example cannot drift
 from what works (issue #12 item 9)."""
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ import pytest
 pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.interop
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CLUSTERS = Path(__file__).resolve().parents[2] / "docs" / "clusters.md"
 
 
 def clusters_example() -> str:
-    text = README.read_text()
-    section = text.split("\n## Clusters\n", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert blocks, "the README's Clusters section has no python example"
+    blocks = re.findall(r"```python\n(.*?)```", CLUSTERS.read_text(), re.S)
+    assert blocks, "docs/clusters.md has no python example"
     return blocks[0]
 
 
