@@ -4,7 +4,7 @@ batch (100 B records, then 1 KiB records) on a CreateTime topic, and the walk al
 Run: python benchmarks/bench_append.py [--repeat 30] [--walker both|python|c]
 
 The record walk (issue #20: every record of every batch validated) is the per-record part of an append; the
-C walker (protocol/records/_walk.c) and the Python one (MOCKBROKER_PURE_PYTHON=1 picks it in the broker)
+C walker (mockbroker/protocol/records/_walk.c) and the Python one (MOCKBROKER_PURE_PYTHON=1 picks it in the broker)
 are measured in one process, interleaved, so both see the same machine. Times are CPU time of this process
 (time.process_time), best of `--repeat` runs: on a busy machine wall time mostly measures the others.
 

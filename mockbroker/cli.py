@@ -170,9 +170,15 @@ def _fail(message: str, code: int) -> int:
 async def serve(settings: BrokerSettings, security: dict[str, object] | None = None,
                 ca_out: str | None = None) -> int:
     from mockbroker.errors import KafkaError
+    from mockbroker.extras import MissingExtraError
     from mockbroker.server import MockBroker
     from mockbroker.storage import DataDirError
 
+    if settings.http_port is not None:
+        try:
+            from mockbroker.control_http import ControlServer
+        except MissingExtraError as exc:
+            return _fail(str(exc), 2)
     kwargs = settings.broker_kwargs()
     security = dict(security or {})
     users = {**kwargs.pop("users", {}), **security.pop("users", {})}  # type: ignore[dict-item]
@@ -184,7 +190,7 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
         tls = broker.security.tls
     except KafkaError as exc:
         return _fail(f"bad setting: {exc.message or exc}", 2)
-    except DataDirError as exc:
+    except (DataDirError, MissingExtraError) as exc:
         return _fail(str(exc), 2)
     except (ValueError, OSError) as exc:
         return _fail(f"bad security setting: {exc}", 2)
@@ -208,8 +214,6 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
         return _fail(f"cannot listen on {where}: {exc}", 1)
     control = None
     if settings.http_port is not None:
-        from mockbroker.control_http import ControlServer
-
         try:
             control = await ControlServer(broker).start(settings.http_host, settings.http_port)
         except OSError as exc:

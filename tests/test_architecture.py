@@ -23,10 +23,10 @@ KNOWN_LONG_MODULES: set[str] = set()
 
 
 def _modules() -> dict[str, Path]:
-    """Module name -> file, for every .py file of the package (following the mockbroker/protocol link), and
-    every extension module by its stub (a .pyi without a .py twin, as protocol/records/_walk.pyi of _walk.c)."""
+    """Module name -> file, for every .py file of the package (mockbroker.protocol included), and
+    every extension module by its stub (a .pyi without a .py twin, as mockbroker/protocol/records/_walk.pyi of _walk.c)."""
     out: dict[str, Path] = {}
-    paths = [Path(d, f) for d, _, files in os.walk(PACKAGE, followlinks=True) for f in files
+    paths = [Path(d, f) for d, _, files in os.walk(PACKAGE) for f in files
              if f.endswith(".py") or (f.endswith(".pyi") and f[:-1] not in files)]
     for path in sorted(paths):
         parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
@@ -175,3 +175,18 @@ def test_no_handler_imports_another_handler_or_the_connection() -> None:
              if t in handlers or t == "mockbroker.connection"}
     wrong |= {f"mockbroker.connection -> {t}" for t in graph["mockbroker.connection"] if t in handlers}
     assert wrong == set(), "shared helpers go to mockbroker/handlers/support/, RequestContext comes from context.py"
+
+
+def test_no_code_imports_a_top_level_protocol_module() -> None:
+    """The codec is installed only as mockbroker.protocol (its folder is mockbroker/protocol/): an
+    `import protocol` anywhere in the repository would work nowhere but in a stale checkout."""
+    repo = PACKAGE.parent
+    found = []
+    for folder in ("mockbroker", "tests", "tools", "benchmarks", "examples", "docker"):
+        for path in sorted((repo / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+                found += [f"{path.relative_to(repo)}:{node.lineno}: {n}" for n in names
+                          if n == "protocol" or n.startswith("protocol.")]
+    assert found == [], f"imports of a top-level 'protocol' (use mockbroker.protocol): {found}"

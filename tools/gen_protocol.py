@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Generate protocol/_generated/ from Kafka's JSON message schemas and error table.
+"""Generate mockbroker/protocol/_generated/ from Kafka's JSON message schemas and error table.
 
 Usage:
-    python tools/gen_protocol.py [--shared ../shared/kafka-protocol] [--out protocol/_generated]
+    python tools/gen_protocol.py [--shared ../shared/kafka-protocol] [--out mockbroker/protocol/_generated]
 
 Reads schemas-4.3.0/ and schemas-3.9.0/ (JSON with // comments), api-keys-4.3.0.csv and
 errors-4.3.0.csv, and writes:
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     here = Path(__file__).resolve().parent.parent
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=here.parent / "shared" / "kafka-protocol")
-    parser.add_argument("--out", type=Path, default=here / "protocol" / "_generated")
+    parser.add_argument("--out", type=Path, default=here / "mockbroker" / "protocol" / "_generated")
     args = parser.parse_args(argv)
     files = generate(args.shared)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -27,9 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockbroker.extras import require
 from mockbroker.security.failure import SaslFailure, generic_failure
 
 MECHANISM = "OAUTHBEARER"
+SIGNED_TOKENS = "OAUTHBEARER with signed tokens (verification keys, a JWKS)"
 _SASLNAME = r"(?:[\x01-\x7f](?<![=,])|=2C|=3D)+"
 _KVPAIRS = r"(?:[A-Za-z]+=[\x21-\x7e \t\r\n]+\x01)*"
 _CLIENT_FIRST = re.compile(rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,\x01(?P<kvpairs>{_KVPAIRS})\x01", re.S)
@@ -49,6 +51,10 @@ class OAuthConfig:
                                                            "PS256", "HS256", "HS384", "HS512"])
     audience: str | list[str] | None = None  # sasl.oauthbearer.expected.audience
     issuer: str | None = None  # sasl.oauthbearer.expected.issuer
+
+    def __post_init__(self) -> None:
+        if self.keys is not None:
+            require("jwt", SIGNED_TOKENS)
 
 
 class TokenInvalid(Exception):
@@ -117,7 +123,7 @@ def validate_unsecured(token: str, config: OAuthConfig, now_ms: int) -> tuple[st
 
 def validate_signed(token: str, config: OAuthConfig, now_ms: int) -> tuple[str, int]:
     """A signed JWT verified with PyJWT against the configured keys; the principal and its expiry (ms)."""
-    import jwt
+    jwt = require("jwt", SIGNED_TOKENS)
 
     last: Exception | None = None
     for key in config.keys or []:

@@ -18,14 +18,15 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from mockbroker.security.oauth import OAuthConfig
+from mockbroker.extras import require
+from mockbroker.security.oauth import SIGNED_TOKENS, OAuthConfig
 
 JWKS_URL = "sasl.oauthbearer.jwks.endpoint.url"
 
 
 def load_jwks(url: str) -> list[Any]:
     """The public keys of the JWKS at a `file:` URL (PyJWT key objects); ValueError saying why not."""
-    import jwt
+    jwt = require("jwt", SIGNED_TOKENS)
 
     parsed = urllib.parse.urlparse(url)
     if parsed.scheme != "file":

@@ -13,7 +13,8 @@
   types without an RFC 2253 keyword, such as emailAddress, as `1.2.840.113549.1.9.1=#<hex of the DER
   value>`); without a certificate "User:ANONYMOUS".
 
-cryptography is imported only here, and this module only when a TLS listener is configured.
+cryptography (the `security` extra) is imported only here, past BrokerTls's require(), and this module
+only when a TLS listener is configured.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import ssl
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any
+
+from mockbroker.extras import require
 
 ANONYMOUS = "User:ANONYMOUS"
 CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
@@ -159,6 +162,7 @@ class BrokerTls:
     """The broker's TLS material and server SSLContext (`broker.tls`)."""
 
     def __init__(self, config: TlsConfig, host_names: list[str]) -> None:
+        require("cryptography", "TLS listeners (SSL, SASL_SSL)")
         self.config = config
         self._dir = tempfile.TemporaryDirectory(prefix="mockbroker-tls-")
         self.ca: CertificateAuthority | None = None

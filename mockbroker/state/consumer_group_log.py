@@ -1,5 +1,5 @@
 """What a KIP-848 consumer group writes to __consumer_offsets, as Kafka 4.x's group coordinator writes it
-(protocol/consumer_group_records.py has the bytes): after each change of the group (a heartbeat, a member
+(mockbroker/protocol/consumer_group_records.py has the bytes): after each change of the group (a heartbeat, a member
 leaving or fenced, the group deleted) the records whose content changed, in one batch, in Kafka's order:
 
     ConsumerGroupMemberMetadata (member)       a member joined or changed its subscription or metadata

@@ -1,6 +1,6 @@
 """What the coordinators write to their internal topics, as Kafka's coordinators write it: every change of
 a committed offset, of a classic group's metadata and of a transactional id's state becomes a record in
-the key's partition of `__consumer_offsets` / `__transaction_state` (protocol/coordinator_records.py has
+the key's partition of `__consumer_offsets` / `__transaction_state` (mockbroker/protocol/coordinator_records.py has
 the bytes).
 
 - OffsetCommitKey/OffsetCommitValue for each committed offset (OffsetCommit, and TxnOffsetCommit once its

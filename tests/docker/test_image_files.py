@@ -53,7 +53,7 @@ def test_the_dockerfile_builds_from_a_debian_base_non_root_and_runs_the_command_
     froms = [rest for w, rest in ins if w == "FROM"]
     assert froms == ["${BASE} AS build", "${BASE}"]
     runs = " ".join(rest for w, rest in ins if w == "RUN")
-    assert "python3 -m venv /opt/mockbroker" in runs and "/opt/mockbroker/bin/pip install --no-compile /src" in runs
+    assert "python3 -m venv /opt/mockbroker" in runs and "/opt/mockbroker/bin/pip install --no-compile '/src[all]'" in runs
     assert "[test]" not in runs
     # The CA bundle is a BuildKit secret, never a COPY (it must not land in a layer).
     assert "--mount=type=secret,id=ca-bundle" in runs and "PIP_CERT=/run/secrets/ca-bundle" in runs
@@ -71,7 +71,7 @@ def test_the_dockerfile_builds_from_a_debian_base_non_root_and_runs_the_command_
     assert image_env()["MOCKBROKER_HOST"] == "0.0.0.0"
     assert image_env()["MOCKBROKER_HTTP_PORT"] == "8080"
     ignore = (DOCKER / "Dockerfile.dockerignore").read_text()
-    assert "!mockbroker/" in ignore and "!protocol/" in ignore
+    assert all(f"!{name}" in ignore.splitlines() for name in ("mockbroker/", "setup.py", "LICENSE", "NOTICE"))
 
 
 def test_the_compose_broker_has_an_internal_an_external_and_a_sasl_listener() -> None:
@@ -109,7 +109,7 @@ def test_the_files_the_image_copies_are_enough_to_run(tmp_path: Path) -> None:
                 shutil.copytree(src, tmp_path / source, ignore=shutil.ignore_patterns("__pycache__"))
             else:
                 shutil.copy(src, tmp_path / source)
-    assert (tmp_path / "mockbroker" / "cli.py").exists() and (tmp_path / "protocol").is_dir()
+    assert (tmp_path / "mockbroker" / "cli.py").exists() and (tmp_path / "mockbroker" / "protocol").is_dir()
     site = sysconfig.get_paths()["purelib"]
     env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{site}", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
            **image_env(), "MOCKBROKER_PORT": "0", "MOCKBROKER_HTTP_PORT": ""}
@@ -154,3 +154,28 @@ def test_docker_test_refuses_with_one_line_where_it_cannot_run() -> None:
                               capture_output=True, text=True, timeout=60, cwd="/")
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == ["docker-test: cannot run the image tier: needs root (a private dockerd)"]
+
+
+def test_the_image_carries_oci_labels_that_agree_with_the_package() -> None:
+    """org.opencontainers.image.* labels in the run stage; version and revision from build args (scripts/release
+    --image passes them), license and source as pyproject.toml declares them."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    ins = instructions()
+    last_stage = ins[max(i for i, (w, _) in enumerate(ins) if w == "FROM"):]
+    args = {rest.partition("=")[0]: rest.partition("=")[2] for w, rest in last_stage if w == "ARG"}
+    assert args["VERSION"] == project["version"] and "REVISION" in args
+    labels = dict(re.findall(r'(org\.opencontainers\.image\.[a-z]+)="([^"]*)"',
+                             " ".join(rest for w, rest in last_stage if w == "LABEL")))
+    assert labels == {
+        "org.opencontainers.image.title": project["name"],
+        "org.opencontainers.image.description": labels["org.opencontainers.image.description"],
+        "org.opencontainers.image.version": "${VERSION}",
+        "org.opencontainers.image.revision": "${REVISION}",
+        "org.opencontainers.image.source": project["urls"]["Source"],
+        "org.opencontainers.image.licenses": project["license"],
+    }
+    assert labels["org.opencontainers.image.description"].startswith("A Kafka-compatible broker for tests")
+    release = (REPO / "scripts" / "release").read_text()
+    assert "--build-arg \"VERSION=" in release and "--build-arg \"REVISION=" in release

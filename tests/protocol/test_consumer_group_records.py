@@ -1,4 +1,4 @@
-"""The KIP-848 records of __consumer_offsets (protocol/consumer_group_records.py), byte for byte against
+"""The KIP-848 records of __consumer_offsets (mockbroker/protocol/consumer_group_records.py), byte for byte against
 Kafka's ConsumerGroup*Key/Value definitions (keys: int16 type, then non-flexible strings; values: int16
 version 0, then flexible fields: compact strings and arrays (length + 1 as a uvarint), uuids as 16 bytes,
 a tagged-field count after each struct), and round trips."""

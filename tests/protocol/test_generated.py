@@ -1,4 +1,4 @@
-"""protocol/_generated/ is exactly what tools/gen_protocol.py makes of ../shared/kafka-protocol, and the
+"""mockbroker/protocol/_generated/ is exactly what tools/gen_protocol.py makes of ../shared/kafka-protocol, and the
 specs hold every version a client may speak."""
 
 from __future__ import annotations
@@ -46,12 +46,12 @@ def test_committed_generated_files_match_a_fresh_generation(shared: Path, tmp_pa
     gen = load_generator()
     assert gen.main(["--shared", str(shared), "--out", str(tmp_path)]) == 0
     files = gen.generate(shared)
-    committed = REPO_ROOT / "protocol" / "_generated"
+    committed = REPO_ROOT / "mockbroker" / "protocol" / "_generated"
     assert sorted(p.name for p in committed.glob("*.py")) == sorted(files)
     for name, text in files.items():
         assert (tmp_path / name).read_text() == text
         assert (committed / name).read_text() == text, (
-            f"protocol/_generated/{name} is stale: run .venv/bin/python tools/gen_protocol.py")
+            f"mockbroker/protocol/_generated/{name} is stale: run .venv/bin/python tools/gen_protocol.py")
 
 
 def test_generation_is_deterministic(shared: Path) -> None:

@@ -1,4 +1,4 @@
-"""The C walker (protocol/records/_walk.c) against the Python one it follows (record.check_records_python):
+"""The C walker (mockbroker/protocol/records/_walk.c) against the Python one it follows (record.check_records_python):
 the same findings, or the same InvalidRecordError with the same message, on every input.
 
 Differential, with hypothesis: valid sections (Kafka's encoding, then records built field by field with

@@ -19,7 +19,7 @@ from mockbroker import protocol
 from tests.protocol.conftest import REPO_ROOT
 
 FORBIDDEN = {"asyncio", "socket", "_asyncio", "_socket"}
-SOURCES = sorted((REPO_ROOT / "protocol").rglob("*.py"))
+SOURCES = sorted((REPO_ROOT / "mockbroker" / "protocol").rglob("*.py"))
 
 # pkgutil.walk_packages itself imports socket (through zipfile and friends), so the names are found in
 # this process and the child only imports them.
@@ -53,7 +53,7 @@ def imported_names(path: Path) -> list[tuple[str, int]]:
 
 def third_party_imports() -> list[str]:
     tops = {name.split(".")[0] for path in SOURCES for name, _line in imported_names(path)}
-    return sorted(t for t in tops if t not in ("mockbroker", "protocol") and t not in sys.stdlib_module_names)
+    return sorted(t for t in tops if t != "mockbroker" and t not in sys.stdlib_module_names)
 
 
 def probe(third_party: list[str], names: list[str]) -> tuple[set[str], set[str]]:

@@ -1,4 +1,4 @@
-"""The compiled struct codecs (protocol/struct_compiler.py): fixed-size fields read and written in groups,
+"""The compiled struct codecs (mockbroker/protocol/struct_compiler.py): fixed-size fields read and written in groups,
 with the errors of the field-by-field codec (the field named) when bytes run short or a value does not pack."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The internal topics (state/internal_topics.py), the coordinators' records in them
-(protocol/coordinator_records.py, state/coordinator_log.py) and rebuilding state from those records
+(mockbroker/protocol/coordinator_records.py, state/coordinator_log.py) and rebuilding state from those records
 (state/coordinator_replay.py), without sockets."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import org.apache.kafka.common.record.internal.RecordBatch;
 /**
  * Record batches without a broker, built and read by the client's own record code
  * (org.apache.kafka.common.record.internal, i.e. what the producer writes and the consumer reads):
- * {@code batch} builds one, {@code decode} reads bytes made elsewhere (our protocol/records code,
+ * {@code batch} builds one, {@code decode} reads bytes made elsewhere (our mockbroker/protocol/records code,
  * for instance), {@code codecs} checks every compression codec works on this machine.
  *
  * <p>These use kafka-clients' internal classes: fine for a harness pinned to one client version.

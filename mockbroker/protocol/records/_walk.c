@@ -1,7 +1,8 @@
 /* The structural walk of a v2 records section in C: record.check_records_python, byte for byte.
  *
- * Optional: built by setuptools where a compiler is (ext_modules, optional=True); record.py falls back to
- * the Python walker without it, or under MOCKBROKER_PURE_PYTHON=1. The Python walker is the reference:
+ * Optional: built by setuptools where a compiler is (setup.py, optional=True); record.py falls back to
+ * the Python walker without it, or under MOCKBROKER_PURE_PYTHON=1. Limited API only (Py_LIMITED_API
+ * 3.11, set in setup.py): one abi3 binary wheel per platform serves every CPython from 3.11 on. The Python walker is the reference:
  * this file follows it step by step (the same reads, in the same order, the same error at the same
  * point with the same message), and tests/protocol/test_records_walk_c.py holds the two to each other.
  *
@@ -148,14 +149,19 @@ static int read_bounds(PyObject *deltas, Bounds *bounds)
     PyObject *pair = PySequence_Fast(deltas, "timestamp_deltas must be None or (low, high)");
     if (pair == NULL)
         return -1;
-    if (PySequence_Fast_GET_SIZE(pair) != 2) {
+    if (PySequence_Size(pair) != 2) {
         PyErr_SetString(PyExc_ValueError, "timestamp_deltas must be None or (low, high)");
         Py_DECREF(pair);
         return -1;
     }
-    low = PySequence_Fast_GET_ITEM(pair, 0);
-    high = PySequence_Fast_GET_ITEM(pair, 1);
-    int rc = read_bound(low, &bounds->low, &low_overflow) < 0 || read_bound(high, &bounds->high, &high_overflow) < 0;
+    /* PySequence_GetItem, not the PySequence_Fast_GET_ITEM macro: the limited API (abi3) has no macros
+       that read a list's or tuple's insides; the items come back as new references. */
+    low = PySequence_GetItem(pair, 0);
+    high = PySequence_GetItem(pair, 1);
+    int rc = low == NULL || high == NULL
+             || read_bound(low, &bounds->low, &low_overflow) < 0 || read_bound(high, &bounds->high, &high_overflow) < 0;
+    Py_XDECREF(low);
+    Py_XDECREF(high);
     Py_DECREF(pair);
     if (rc)
         return -1;

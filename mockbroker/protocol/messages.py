@@ -1,6 +1,6 @@
 """Encode and decode any Kafka request or response body, for any (api_key, version) in the specs.
 
-The specs (protocol/_generated/specs.py) are generated from Kafka's JSON schemas. For each struct and
+The specs (mockbroker/protocol/_generated/specs.py) are generated from Kafka's JSON schemas. For each struct and
 version this module compiles, once, a list of field codecs (a read and a write function per field), so
 encoding and decoding are a loop over prepared closures.
 
@@ -224,7 +224,7 @@ def _in(rng: tuple[int, int] | None, version: int) -> bool:
 
 class StructCodec:
     """Reads and writes one struct (a message body or a nested struct) at one version: `decode(reader)`
-    and `encode(writer, mapping)` are compiled from the field list (protocol/struct_compiler.py)."""
+    and `encode(writer, mapping)` are compiled from the field list (mockbroker/protocol/struct_compiler.py)."""
 
     __slots__ = ("regular", "tagged", "tag_map", "flexible", "absent", "decode", "encode", "_sources")
 
