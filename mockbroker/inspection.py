@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mockbroker.protocol.records.batch import Codec, ControlType, Record
-from mockbroker.state.log import StoredBatch
+from mockbroker.state.log.partition_log import StoredBatch
 
 
 @dataclass(frozen=True)

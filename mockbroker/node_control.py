@@ -2,7 +2,7 @@
 per-node latency, leader and coordinator moves, the ISR, and the timers that replication needs on the
 broker clock.
 
-- `stall_node(id)` / `resume_node(id)`: the node's replica fetchers stop / start again (state/replicas.py).
+- `stall_node(id)` / `resume_node(id)`: the node's replica fetchers stop / start again (state/cluster/replicas.py).
   It keeps answering clients, but copies nothing: an in-sync follower that is behind holds the high
   watermark back (acks=all produces wait) until replica.lag.time.max.ms on the broker clock takes it out
   of the ISR; resumed, it catches up at once and rejoins the ISR.
@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mockbroker.state import leadership, reassignments, replicas
-from mockbroker.state.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, partition_of
+from mockbroker.state.cluster import leadership, reassignments, replicas
+from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, partition_of
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.scheduler import Scheduler, Timer
-    from mockbroker.state.cluster import Cluster, Partition
-    from mockbroker.state.leadership import PartitionState
+    from mockbroker.state.cluster.cluster import Cluster, Partition
+    from mockbroker.state.cluster.leadership import PartitionState
 
 T = TypeVar("T")
 
@@ -104,7 +104,7 @@ class NodeControl:
                 self.node_latency_ms.pop(node_id, None)
         self._call(set_it)
 
-    # -- leaders, coordinators and the ISR (state/leadership.py) ----------------------------------
+    # -- leaders, coordinators and the ISR (state/cluster/leadership.py) ----------------------------------
     def _partition(self, topic: str, partition: int) -> Partition:
         p = self.cluster.partition(topic, partition)
         if p is None:

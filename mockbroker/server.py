@@ -8,11 +8,11 @@
 All broker state is owned by one event loop. Called from another thread (run_in_thread), the public
 methods hop onto the broker's loop and wait for the answer, so tests never race the broker.
 
-The broker is the cluster-wide model (state/cluster.py) plus its nodes (mockbroker/node.py: fetch
+The broker is the cluster-wide model (state/cluster/cluster.py) plus its nodes (mockbroker/node.py: fetch
 sessions, view of leadership, the coordinators they share) in `nodes`: one by default, N with
 `brokers=N`. Each listener belongs to a node, and each connection it accepts serves requests as that
 node (`ctx.node`). The failure API (stop_node, start_node, move_leader, elect_preferred_leaders,
-set_isr, partition_state) changes the model through state/leadership.py and the node's listening
+set_isr, partition_state) changes the model through state/cluster/leadership.py and the node's listening
 sockets through mockbroker/failures.py.
 """
 
@@ -43,18 +43,18 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
 from mockbroker.security.settings import security_from_settings
-from mockbroker.state import leadership, reassignments
-from mockbroker.state.appender import Appender
-from mockbroker.state.cleaner import CleanerStats
-from mockbroker.state.cluster import Cluster, Listener, Topic
+from mockbroker.state.cluster import leadership, reassignments
+from mockbroker.state.cluster.appender import Appender
+from mockbroker.state.cluster.cluster import Cluster, Listener, Topic
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
-from mockbroker.state.group_common import GroupSummary
-from mockbroker.state.group_coordinator import GroupCoordinator
-from mockbroker.state.segments import describe_segments
-from mockbroker.state.txn import TxnCoordinator
-from mockbroker.state.txn_inspection import transactions
-from mockbroker.state.txn_metadata import TransactionInfo
+from mockbroker.state.groups.common import GroupSummary
+from mockbroker.state.groups.coordinator import GroupCoordinator
+from mockbroker.state.log.cleaner import CleanerStats
+from mockbroker.state.log.segments import describe_segments
+from mockbroker.state.txn.coordinator import TxnCoordinator
+from mockbroker.state.txn.inspection import transactions
+from mockbroker.state.txn.metadata import TransactionInfo
 from mockbroker.storage import data_dir_from_config
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ class MockBroker(NodeControl, AclApi):
         data_dir = data_dir if data_dir is not None else data_dir_from_config(settings)
         self.storage = None
         if data_dir is not None:  # imported here: memory mode loads nothing of mockbroker/storage at start-up
-            from mockbroker.state.coordinator_load import load_coordinators
+            from mockbroker.state.coordinators.load import load_coordinators
             from mockbroker.storage.broker_storage import open_storage
             self.storage = open_storage(data_dir, self.cluster, node_ids, cluster_id_given=cluster_id is not None,
                                         aborted_index=lambda: self.node.txn_coordinator.aborted, security=self.security)
@@ -356,7 +356,7 @@ class MockBroker(NodeControl, AclApi):
         assert topic is not None
         return topic
 
-    # -- nodes and failures (state/leadership.py, mockbroker/failures.py) ------------------------
+    # -- nodes and failures (state/cluster/leadership.py, mockbroker/failures.py) ------------------------
     def _node_infos(self) -> list[NodeInfo]:
         return self._call(lambda: [
             NodeInfo(n.node_id, n.rack, n.alive,
@@ -465,7 +465,7 @@ class MockBroker(NodeControl, AclApi):
                 p.log.producers.expire(now, expiration)
         self.scheduler.call_later(min(expiration, PRODUCER_EXPIRATION_CHECK_MS), self._expire_producers)
 
-    # -- compaction and retention (mockbroker/maintenance.py, state/cleaner.py, retention.py) ----
+    # -- compaction and retention (mockbroker/maintenance.py, state/log/cleaner.py, retention.py) ----
     def compact(self, topic: str, partition: int | None = None) -> list[CleanerStats]:
         """Roll the active segment of a compacted topic's partitions (or one) and run the log cleaner now,
         whatever the dirty ratio; what each pass did. Tombstones and transaction markers go once their
@@ -506,7 +506,7 @@ class MockBroker(NodeControl, AclApi):
     def appender(self) -> Appender:
         return self.node.appender
 
-    # -- consumer groups (state: mockbroker/state/group_coordinator.py) ---------------------------
+    # -- consumer groups (state: mockbroker/state/groups/coordinator.py) ---------------------------
 
     def groups(self) -> list[GroupSummary]:
         """Every group: id, type (classic/consumer), protocol type, state, generation (classic) or group epoch
@@ -571,7 +571,7 @@ class MockBroker(NodeControl, AclApi):
     def on_connection_closed(self, ctx: RequestContext) -> None:
         pass
 
-    # -- transactions (state: mockbroker/state/txn.py) -------------------------------------------
+    # -- transactions (state: mockbroker/state/txn/coordinator.py) -------------------------------------------
     def transactions(self) -> list[TransactionInfo]:
         """Every transactional id the coordinator knows: state, producer id and epoch, timeout, start time,
         the partitions of the open transaction and the offsets it holds for groups."""

@@ -14,8 +14,8 @@ import asyncio
 
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import Partition
-from mockbroker.state.replicas import check_enough_replicas
+from mockbroker.state.cluster.cluster import Partition
+from mockbroker.state.cluster.replicas import check_enough_replicas
 
 # (partition, offset the high watermark must reach, that partition's answer to fill in)
 Waiting = list[tuple[Partition, int, Msg]]

@@ -50,10 +50,10 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
-from mockbroker.state.cluster import Topic
-from mockbroker.state.leadership import check_min_insync
-from mockbroker.state.log import PartitionLog
-from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
+from mockbroker.state.cluster.cluster import Topic
+from mockbroker.state.cluster.leadership import check_min_insync
+from mockbroker.state.log.partition_log import PartitionLog
+from mockbroker.state.log.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
 
 API_KEY = 0
 

@@ -61,12 +61,12 @@ from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.protocol.records.batch import RecordBatch
 from mockbroker.protocol.records.legacy import convert_from_v2
-from mockbroker.state.cluster import Cluster, Partition, Topic
+from mockbroker.state.cluster.cluster import Cluster, Partition, Topic
+from mockbroker.state.cluster.replica_selection import preferred_read_replica
+from mockbroker.state.cluster.replicas import end_of, follower_high_watermark
 from mockbroker.state.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition
-from mockbroker.state.log import PartitionLog
-from mockbroker.state.replica_selection import preferred_read_replica
-from mockbroker.state.replicas import end_of, follower_high_watermark
-from mockbroker.state.validation import MAX_RECORDS_PER_BATCH
+from mockbroker.state.log.partition_log import PartitionLog
+from mockbroker.state.log.validation import MAX_RECORDS_PER_BATCH
 
 API_KEY = 1
 READ_COMMITTED = 1

@@ -25,7 +25,7 @@ from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import DecodeError, ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import Partition
+from mockbroker.state.cluster.cluster import Partition
 
 API_KEY = 2
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6

@@ -26,9 +26,9 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
-from mockbroker.state.cluster import INTERNAL_TOPICS, Cluster, Partition, Topic, validate_topic_name
-from mockbroker.state.internal_topics import ensure_topic
-from mockbroker.state.leadership import offline_replicas
+from mockbroker.state.cluster.cluster import INTERNAL_TOPICS, Cluster, Partition, Topic, validate_topic_name
+from mockbroker.state.cluster.internal_topics import ensure_topic
+from mockbroker.state.cluster.leadership import offline_replicas
 
 API_KEY = 3
 NOT_REQUESTED = -2147483648

@@ -23,7 +23,7 @@ from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.group_coordinator import GroupCoordinator
+from mockbroker.state.groups.coordinator import GroupCoordinator
 
 API_KEY = 9
 

@@ -30,7 +30,7 @@ from mockbroker.dispatch import handler
 from mockbroker.error_responses import error_response
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.group_common import Responder
+from mockbroker.state.groups.common import Responder
 
 API_KEY = 11
 

@@ -20,8 +20,8 @@ from mockbroker.handlers.k11_join_group import park
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.classic_members import sync_error
-from mockbroker.state.group_common import Responder
+from mockbroker.state.groups.classic_members import sync_error
+from mockbroker.state.groups.common import Responder
 
 API_KEY = 14
 

@@ -18,7 +18,7 @@ from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import Cluster
+from mockbroker.state.cluster.cluster import Cluster
 
 API_KEY = 23
 

@@ -24,7 +24,7 @@ from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.txn_metadata import fenced_for_version
+from mockbroker.state.txn.metadata import fenced_for_version
 
 API_KEY = 26
 

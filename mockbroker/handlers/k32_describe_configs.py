@@ -29,7 +29,7 @@ from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import validate_topic_name
+from mockbroker.state.cluster.cluster import validate_topic_name
 from mockbroker.state.configs import (
     ConfigEntry,
     ConfigSource,

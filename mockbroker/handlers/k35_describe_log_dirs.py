@@ -21,9 +21,9 @@ from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import MAX_LOG_BYTES, Cluster, Partition
+from mockbroker.state.cluster.cluster import MAX_LOG_BYTES, Cluster, Partition
+from mockbroker.state.cluster.replicas import end_of
 from mockbroker.state.configs import BROKER_CONFIGS
-from mockbroker.state.replicas import end_of
 
 API_KEY = 35
 DEFAULT_LOG_DIR = "/tmp/kafka-logs"

@@ -20,8 +20,8 @@ from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state import reassignments
-from mockbroker.state.reassignments import original_replicas
+from mockbroker.state.cluster import reassignments
+from mockbroker.state.cluster.reassignments import original_replicas
 
 API_KEY = 45
 

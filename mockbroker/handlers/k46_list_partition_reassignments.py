@@ -13,7 +13,7 @@ from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state import reassignments
+from mockbroker.state.cluster import reassignments
 
 API_KEY = 46
 

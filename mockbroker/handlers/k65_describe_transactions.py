@@ -13,7 +13,7 @@ from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.txn_inspection import describe_transaction
+from mockbroker.state.txn.inspection import describe_transaction
 
 API_KEY = 65
 

@@ -19,7 +19,7 @@ from mockbroker.dispatch import handler
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.txn_inspection import list_transactions
+from mockbroker.state.txn.inspection import list_transactions
 
 API_KEY = 66
 

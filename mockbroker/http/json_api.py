@@ -32,11 +32,11 @@ from mockbroker.http.request import (
 )
 from mockbroker.inspection import batch_info
 from mockbroker.protocol.errors import DecodeError, ErrorCode
-from mockbroker.state.leadership import offline_replicas
+from mockbroker.state.cluster.leadership import offline_replicas
 
 if TYPE_CHECKING:
     from mockbroker.server import MockBroker
-    from mockbroker.state.cluster import Partition, Topic
+    from mockbroker.state.cluster.cluster import Partition, Topic
 
 PRODUCE_VERSION = 11  # the Produce version the console's produce action appends as (magic 2 batches)
 
@@ -312,7 +312,7 @@ class JsonApi:
     def produce(self, req: Request) -> Any:
         """Append one record, as a producer without idempotence would (acks=all)."""
         from mockbroker.protocol.records.builder import build_batch
-        from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend
+        from mockbroker.state.log.validation import BatchRejected, RejectedBeforeAppend
 
         t = self._topic(req.params["name"])
         body = req.json()
