@@ -25,9 +25,9 @@ from mockbroker.clock import Clock  # noqa: E402
 from mockbroker.protocol.records.batch import RecordBatch  # noqa: E402
 from mockbroker.protocol.records.builder import RecordInput, build_batch  # noqa: E402
 from mockbroker.protocol.records.record import check_records_c, check_records_python  # noqa: E402
-from mockbroker.state import validation  # noqa: E402
-from mockbroker.state.appender import Appender  # noqa: E402
-from mockbroker.state.cluster import Cluster  # noqa: E402
+from mockbroker.state.cluster.appender import Appender  # noqa: E402
+from mockbroker.state.cluster.cluster import Cluster  # noqa: E402
+from mockbroker.state.log import validation  # noqa: E402
 
 MIB = 1 << 20
 NOW = 1_700_000_000_000

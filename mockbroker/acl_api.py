@@ -1,5 +1,5 @@
-"""The ACL part of MockBroker's API (a mixin of mockbroker.server.MockBroker): add, list and remove the
-authorizer's ACL bindings from a test, on the broker's loop.
+"""The ACL part of MockBroker's API (`broker.acl_admin`; MockBroker's methods of the same names call it):
+add, list and remove the authorizer's ACL bindings from a test, on the broker's loop.
 
     broker = MockBroker(acls=True, super_users=["User:admin"])
     broker.add_acl("User:alice", "READ", topic="orders")
@@ -14,8 +14,7 @@ USER; LITERAL, PREFIXED; ALLOW, DENY), in any case.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING
 
 from mockbroker.security.acls import (
     CLUSTER_NAME,
@@ -27,9 +26,11 @@ from mockbroker.security.acls import (
     permission,
     resource_type,
 )
-from mockbroker.security.authorizer import Authorizer
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from mockbroker.loop_hop import LoopHop
+    from mockbroker.security import BrokerSecurity
+    from mockbroker.security.authorizer import Authorizer
 
 
 def resource_of(topic: str | None, group: str | None, transactional_id: str | None, cluster: bool,
@@ -61,18 +62,19 @@ def binding_from(principal: str, op: str, *, topic: str | None = None, group: st
     return binding
 
 
-class AclApi:
-    """broker.add_acl / remove_acls / acls (needs the broker's security and its `_call`)."""
+class AclAdmin:
+    """broker.add_acl / remove_acls / acls, on the authorizer of the broker's security."""
 
-    security: Any
-    _call: Callable[..., Any]
+    def __init__(self, security: BrokerSecurity, hop: LoopHop) -> None:
+        self.security = security
+        self._hop = hop  # runs each call on the broker's loop
 
     def _authorizer(self) -> Authorizer:
         authorizer = self.security.authorizer
         if authorizer is None:
             raise ValueError("this broker has no authorizer: start it with acls=True, super_users=[...] or "
                              "config={'authorizer.class.name': ...}")
-        return authorizer  # type: ignore[no-any-return]
+        return authorizer
 
     def add_acl(self, principal: str, operation: str | list[str], *, topic: str | None = None,
                 group: str | None = None, transactional_id: str | None = None, cluster: bool = False,
@@ -89,7 +91,7 @@ class AclApi:
             for binding in bindings:
                 authorizer.acls.add(binding)
 
-        self._call(add)
+        self._hop.call(add)
         return bindings
 
     def remove_acls(self, principal: str | None = None, operation: str = "ANY", *, topic: str | None = None,
@@ -101,12 +103,12 @@ class AclApi:
                                  cluster=cluster, resource_type_name=resource_type, name=name, pattern=pattern,
                                  allow=permission, host=host)
         authorizer = self._authorizer()
-        return self._call(authorizer.acls.delete, acl_filter)  # type: ignore[no-any-return]
+        return self._hop.call(authorizer.acls.delete, acl_filter)
 
     def acls(self) -> list[AclBinding]:
         """Every ACL binding, in the order they were created."""
         authorizer = self._authorizer()
-        return self._call(lambda: list(authorizer.acls))  # type: ignore[no-any-return]
+        return self._hop.call(lambda: list(authorizer.acls))
 
 
 def filter_from(principal: str | None = None, op: str = "ANY", *, topic: str | None = None, group: str | None = None,

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from mockbroker.node import BrokerNode
     from mockbroker.scheduler import Scheduler
     from mockbroker.security import BrokerSecurity, ConnectionSecurity
-    from mockbroker.state.cluster import Cluster, Listener
+    from mockbroker.state.cluster.cluster import Cluster, Listener
 
 log = logging.getLogger("mockbroker.connection")
 

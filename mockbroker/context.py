@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mockbroker.node import BrokerNode
-    from mockbroker.state.cluster import Cluster, Listener
+    from mockbroker.state.cluster.cluster import Cluster, Listener
 
 
 @dataclass

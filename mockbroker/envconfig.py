@@ -69,7 +69,7 @@ from mockbroker.envparsers import (
     text,
 )
 from mockbroker.errors import KafkaError
-from mockbroker.state.cluster import Listener
+from mockbroker.state.cluster.cluster import Listener
 from mockbroker.state.configs import BROKER_CONFIGS, parse_value
 
 __all__ = ["BrokerSettings", "ConfigError", "ENVIRONMENT", "EnvVar", "Flags", "ListenerSpec", "Setting", "TopicSpec",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockbroker.errors import KafkaError
-from mockbroker.state.cluster import validate_topic_name
+from mockbroker.state.cluster.cluster import validate_topic_name
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

@@ -6,7 +6,7 @@
 - start_node: the node's listeners are bound again on the same ports, at once (the sockets listen
   before this returns; serving starts as the event loop runs), so it works from the loop and from a test
   thread alike.
-The cluster model's side (ISR, leaders, epochs) is state/leadership.py.
+The cluster model's side (ISR, leaders, epochs) is state/cluster/leadership.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mockbroker.connection import Connection
-from mockbroker.state.cluster import Listener
+from mockbroker.state.cluster.cluster import Listener
 
 ProtocolFactory = Callable[[Listener], Connection]
 

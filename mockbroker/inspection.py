@@ -1,11 +1,17 @@
-"""What the inspection API returns: records and batches as a test wants to read them."""
+"""MockBroker's inspection API (broker.records, batches, offsets, producers, segments): records and batches
+as a test wants to read them, and what a partition's log holds, read from the cluster on the broker's loop."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from mockbroker.protocol.records.batch import Codec, ControlType, Record
-from mockbroker.state.log import StoredBatch
+from mockbroker.state.log.segments import describe_segments
+from mockbroker.state.log.stored_batch import StoredBatch
+
+if TYPE_CHECKING:
+    from mockbroker.state.cluster.cluster import Cluster, Partition
 
 
 @dataclass(frozen=True)
@@ -96,3 +102,63 @@ def batch_info(b: StoredBatch) -> BatchInfo:
         raw=bytes(b.data),
         delete_horizon_ms=v.delete_horizon_ms,
     )
+
+
+def records_of(cluster: Cluster, topic: str, partition: int | None) -> list[RecordInfo]:
+    """Decoded records of a topic (one partition, or all in partition order), control records left out."""
+    t = cluster.topic(topic)
+    if t is None:
+        raise KeyError(f"no topic {topic!r}")
+    parts = t.partitions if partition is None else [t.partitions[partition]]
+    out = []
+    for p in parts:
+        for batch, rec in p.log.records():
+            out.append(record_info(topic, p.index, batch, rec))
+    return out
+
+
+def batches_of(cluster: Cluster, topic: str, partition: int) -> list[BatchInfo]:
+    """What each stored batch of a partition holds, with its raw bytes."""
+    t = cluster.topic(topic)
+    if t is None:
+        raise KeyError(f"no topic {topic!r}")
+    return [batch_info(b) for b in t.partitions[partition].log.batches]
+
+
+def _partition(cluster: Cluster, topic: str, partition: int) -> Partition:
+    p = cluster.partition(topic, partition)
+    if p is None:
+        raise KeyError(f"no partition {topic}-{partition}")
+    return p
+
+
+def offsets_of(cluster: Cluster, topic: str, partition: int) -> dict[str, int]:
+    """log_start_offset, high_watermark and last_stable_offset of a partition."""
+    log = _partition(cluster, topic, partition).log
+    return {
+        "log_start_offset": log.log_start_offset,
+        "high_watermark": log.high_watermark,
+        "last_stable_offset": log.last_stable_offset,
+    }
+
+
+def producers_of(cluster: Cluster, topic: str, partition: int) -> list[dict[str, Any]]:
+    """The producer state a partition holds: id, epoch, last sequence, last timestamp, the first offset of the
+    open transaction (-1 if none), and the last five batches' (first seq, last seq, first offset, last offset)."""
+    entries = _partition(cluster, topic, partition).log.producers.entries
+    return [
+        {
+            "producer_id": e.producer_id,
+            "producer_epoch": e.epoch,
+            "last_sequence": e.last_seq,
+            "last_timestamp": e.last_timestamp,
+            "current_txn_start_offset": e.current_txn_first_offset,
+            "batches": [(b.first_seq, b.last_seq, b.first_offset, b.last_offset) for b in e.batches],
+        }
+        for e in sorted(entries.values(), key=lambda e: e.producer_id)
+    ]
+
+
+def segments_of(cluster: Cluster, topic: str, partition: int) -> list[dict[str, int]]:
+    """A partition's segments: base and next offset, size, batch count, largest timestamp, active."""
+    return describe_segments(_partition(cluster, topic, partition).log)

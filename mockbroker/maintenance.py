@@ -2,7 +2,7 @@
 
 - Retention (LogManager.cleanupLogs): every log.retention.check.interval.ms (first run 30 s after start,
   Kafka's InitialTaskDelayMs), for the logs of topics that are not compacted: deleteOldSegments
-  (mockbroker.state.retention).
+  (mockbroker.state.log.retention).
 - Cleaner (LogCleaner's thread): every log.cleaner.backoff.ms (Kafka's pause when no log needed cleaning),
   when log.cleaner.enable: every compacted log whose dirty ratio is above min.cleanable.dirty.ratio, or
   whose earliest dirty segment is overdue by max.compaction.lag.ms, is cleaned, filthiest first; then the
@@ -23,15 +23,15 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.state.cleaner import CleanerStats, clean, clean_now, log_to_clean, prune_aborted_index
-from mockbroker.state.retention import delete_old_segments, has_delete_policy
-from mockbroker.state.validation import MAX_RECORDS_PER_BATCH
+from mockbroker.state.log.cleaner import CleanerStats, clean, clean_now, log_to_clean, prune_aborted_index
+from mockbroker.state.log.retention import delete_old_segments, has_delete_policy
+from mockbroker.state.log.validation import MAX_RECORDS_PER_BATCH
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.scheduler import Scheduler, Timer
-    from mockbroker.state.cluster import Cluster, Partition, Topic
-    from mockbroker.state.log import PartitionLog
+    from mockbroker.state.cluster.cluster import Cluster, Partition, Topic
+    from mockbroker.state.log.partition_log import PartitionLog
 
 log = logging.getLogger("mockbroker.maintenance")
 
@@ -42,7 +42,7 @@ DEFAULT_CLEANER_BACKOFF_MS = 15_000
 class LogMaintenance:
     def __init__(self, cluster: Cluster, clock: Clock, scheduler: Scheduler,
                  txn_index: Callable[[], Any] | None = None) -> None:
-        """txn_index: returns the partitions' aborted-transaction index (state/aborted_index.py, kept by
+        """txn_index: returns the partitions' aborted-transaction index (state/log/aborted_index.py, kept by
         the transaction coordinator), which each pass prunes as Kafka rebuilds the cleaned transaction
         index."""
         self.cluster = cluster

@@ -1,13 +1,13 @@
 """One node of the cluster as this process runs it: Kafka's broker server, without the I/O.
 
-The cluster-wide model stays shared (state/cluster.py: topics, partitions with their leader, epoch and
+The cluster-wide model stays shared (state/cluster/cluster.py: topics, partitions with their leader, epoch and
 replicas, the nodes Metadata lists, every listener). What Kafka keeps per broker lives here:
 - its id and rack (the rack is the cluster's record of the node, cluster.nodes[id]);
 - its listeners (the cluster's listeners that belong to this node);
 - its view of partition leadership (`leads`): it serves Produce and Fetch only for the partitions it
   leads;
 - its coordinators: a node coordinates the groups and transactional ids whose __consumer_offsets /
-  __transaction_state partition it leads (state/internal_topics.py), as in Kafka; requests for the
+  __transaction_state partition it leads (state/cluster/internal_topics.py), as in Kafka; requests for the
   others get NOT_COORDINATOR (`group_coordinator_error`, `txn_coordinator_error`);
 - its fetch session cache (KIP-227 sessions belong to the broker that opened them) and its append path.
 
@@ -16,7 +16,7 @@ Every connection is bound to the node whose listener accepted it; handlers reach
 same Cluster, clock and scheduler; they share one group and one transaction coordinator object (the
 state of every group and transactional id), and each node serves the keys of the internal partitions it
 leads, so when such a partition's leader moves or its node stops, its coordinator moves with the state.
-Every change of that state is written to the internal topics (state/coordinator_log.py).
+Every change of that state is written to the internal topics (state/coordinators/log.py).
 """
 
 from __future__ import annotations
@@ -25,18 +25,18 @@ from typing import TYPE_CHECKING
 
 from mockbroker.errors import ErrorCode
 from mockbroker.handlers.support.request_steps import CarriedOn
-from mockbroker.state.appender import Appender
+from mockbroker.state.cluster.appender import Appender
+from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, coordinator_node
 from mockbroker.state.fetch_sessions import FetchSessionCache
-from mockbroker.state.group_coordinator import GroupCoordinator
-from mockbroker.state.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, coordinator_node
-from mockbroker.state.txn import TxnCoordinator
+from mockbroker.state.groups.coordinator import GroupCoordinator
+from mockbroker.state.txn.coordinator import TxnCoordinator
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.scheduler import Scheduler
     from mockbroker.security import BrokerSecurity
-    from mockbroker.state.cluster import Cluster, Listener, Partition
-    from mockbroker.state.coordinator_log import CoordinatorLog
+    from mockbroker.state.cluster.cluster import Cluster, Listener, Partition
+    from mockbroker.state.coordinators.log import CoordinatorLog
 
 
 class BrokerNode:
@@ -69,12 +69,12 @@ class BrokerNode:
 
     @property
     def coordinator_log(self) -> CoordinatorLog:
-        """What writes the coordinators' state to the internal topics (state/coordinator_log.py): one for the
+        """What writes the coordinators' state to the internal topics (state/coordinators/log.py): one for the
         nodes sharing coordinators, made (and its record formats imported) when a coordinator first writes."""
         if self._coordinators_of is not None:
             return self._coordinators_of.coordinator_log
         if self._coordinator_log is None:
-            from mockbroker.state.coordinator_log import CoordinatorLog
+            from mockbroker.state.coordinators.log import CoordinatorLog
             self._coordinator_log = CoordinatorLog(self.cluster, self.clock)
         return self._coordinator_log
 

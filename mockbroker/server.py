@@ -8,12 +8,15 @@
 All broker state is owned by one event loop. Called from another thread (run_in_thread), the public
 methods hop onto the broker's loop and wait for the answer, so tests never race the broker.
 
-The broker is the cluster-wide model (state/cluster.py) plus its nodes (mockbroker/node.py: fetch
+The broker is the cluster-wide model (state/cluster/cluster.py) plus its nodes (mockbroker/node.py: fetch
 sessions, view of leadership, the coordinators they share) in `nodes`: one by default, N with
 `brokers=N`. Each listener belongs to a node, and each connection it accepts serves requests as that
 node (`ctx.node`). The failure API (stop_node, start_node, move_leader, elect_preferred_leaders,
-set_isr, partition_state) changes the model through state/leadership.py and the node's listening
-sockets through mockbroker/failures.py.
+set_isr, partition_state) changes the model through state/cluster/leadership.py and the node's listening
+sockets through mockbroker/failures.py. Parts it holds, whose methods its own of the same names call:
+`node_control` (mockbroker/node_control.py: stalled nodes, latency, leader and coordinator moves, the ISR)
+and `acl_admin` (mockbroker/acl_api.py); both run on the broker's loop through the thread hop
+(mockbroker/loop_hop.py), as every public method does.
 """
 
 from __future__ import annotations
@@ -24,36 +27,45 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mockbroker import dispatch
-from mockbroker.acl_api import AclApi
+from mockbroker.acl_api import AclAdmin
 from mockbroker.clock import Clock
 from mockbroker.connection import Connection
 from mockbroker.context import RequestContext
 from mockbroker.failures import NodeServers
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord
-from mockbroker.inspection import BatchInfo, RecordInfo, batch_info, record_info
+from mockbroker.inspection import (
+    BatchInfo,
+    RecordInfo,
+    batches_of,
+    offsets_of,
+    producers_of,
+    records_of,
+    segments_of,
+)
+from mockbroker.loop_hop import LoopHop
 from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
-from mockbroker.node_control import NodeControl
+from mockbroker.node_control import NodeControl, NodeInfo
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
+from mockbroker.security.acls import AclBinding
 from mockbroker.security.settings import security_from_settings
-from mockbroker.state import leadership, reassignments
-from mockbroker.state.appender import Appender
-from mockbroker.state.cleaner import CleanerStats
-from mockbroker.state.cluster import Cluster, Listener, Topic
+from mockbroker.state.cluster import leadership, reassignments
+from mockbroker.state.cluster.appender import Appender
+from mockbroker.state.cluster.cluster import Cluster, Listener, Topic
+from mockbroker.state.cluster.leadership import PartitionState
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
-from mockbroker.state.group_common import GroupSummary
-from mockbroker.state.group_coordinator import GroupCoordinator
-from mockbroker.state.segments import describe_segments
-from mockbroker.state.txn import TxnCoordinator
-from mockbroker.state.txn_inspection import transactions
-from mockbroker.state.txn_metadata import TransactionInfo
+from mockbroker.state.groups.common import GroupSummary
+from mockbroker.state.groups.coordinator import GroupCoordinator
+from mockbroker.state.log.cleaner import CleanerStats
+from mockbroker.state.txn.coordinator import TxnCoordinator
+from mockbroker.state.txn.inspection import transactions
+from mockbroker.state.txn.metadata import TransactionInfo
 from mockbroker.storage import data_dir_from_config
 
 if TYPE_CHECKING:
@@ -64,18 +76,6 @@ log = logging.getLogger("mockbroker")
 T = TypeVar("T")
 # Kafka checks for expired producer ids every producer.id.expiration.check.interval.ms (10 minutes).
 PRODUCER_EXPIRATION_CHECK_MS = 600_000
-
-
-@dataclass(frozen=True)
-class NodeInfo:
-    """What broker.nodes() tells of a node."""
-
-    node_id: int
-    rack: str | None
-    alive: bool
-    listeners: list[str]  # NAME://host:port as advertised
-    stalled: bool = False  # its replication is stopped (stall_node)
-    latency_ms: int = 0  # its answers are this late (set_latency)
 
 
 class Nodes(dict[int, BrokerNode]):
@@ -90,7 +90,7 @@ class Nodes(dict[int, BrokerNode]):
         return self._describe()
 
 
-class MockBroker(NodeControl, AclApi):
+class MockBroker:
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -151,6 +151,7 @@ class MockBroker(NodeControl, AclApi):
         if racks is not None and len(racks) != brokers:
             raise ValueError(f"racks names {len(racks)} rack(s) for {brokers} broker(s)")
         self.clock = clock or Clock()
+        self._hop = LoopHop()  # every public method runs on the broker's loop (mockbroker/loop_hop.py)
         node_ids = [node_id + i for i in range(brokers)]
         self.cluster = Cluster(node_ids=node_ids, cluster_id=cluster_id, config=BrokerConfig(settings),
                                clock=self.clock)
@@ -176,11 +177,13 @@ class MockBroker(NodeControl, AclApi):
                 raise ValueError(f"listener {listener.name} belongs to node {listener.node_id}, but this broker "
                                  f"runs node(s) {node_ids}")
         self.scheduler = Scheduler(self.clock)
+        self.node_control = NodeControl(self.cluster, self.clock, self.scheduler, self._hop)
+        self.node_latency_ms = self.node_control.latency_ms  # what connections delay answers by (set_latency)
         # The nodes this process runs (mockbroker/node.py): fetch sessions, leadership, and one group and
         # one transaction coordinator that they share (each node serves the keys of the internal partitions
         # it leads).
         self.node = BrokerNode(node_id, self.cluster, self.clock, self.scheduler, security=self.security)
-        self.nodes = Nodes(self._node_infos)
+        self.nodes = Nodes(self.node_control.node_infos)
         self.nodes[node_id] = self.node
         for nid in node_ids[1:]:
             self.nodes[nid] = BrokerNode(nid, self.cluster, self.clock, self.scheduler, security=self.security,
@@ -190,7 +193,7 @@ class MockBroker(NodeControl, AclApi):
         data_dir = data_dir if data_dir is not None else data_dir_from_config(settings)
         self.storage = None
         if data_dir is not None:  # imported here: memory mode loads nothing of mockbroker/storage at start-up
-            from mockbroker.state.coordinator_load import load_coordinators
+            from mockbroker.state.coordinators.load import load_coordinators
             from mockbroker.storage.broker_storage import open_storage
             self.storage = open_storage(data_dir, self.cluster, node_ids, cluster_id_given=cluster_id is not None,
                                         aborted_index=lambda: self.node.txn_coordinator.aborted, security=self.security)
@@ -198,16 +201,26 @@ class MockBroker(NodeControl, AclApi):
                               log.warning)
         self.faults = Faults()
         self.requests = RequestRecord()
-        self.node_latency_ms: dict[int, int] = {}  # set_latency (mockbroker/node_control.py)
-        self._isr_check = None
+        self.acl_admin = AclAdmin(self.security, self._hop)
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
         self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options)
         self._connections: set[Connection] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
         self._stopping = False
         dispatch.load_handlers()
+
+    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run fn on the broker's loop (hopping threads if needed) and return its result."""
+        return self._hop.call(fn, *args, **kwargs)
+
+    # The thread hop's loop and thread under their former names (tests and benchmarks read them).
+    @property
+    def _loop(self) -> asyncio.AbstractEventLoop | None:
+        return self._hop.loop
+
+    @property
+    def _thread(self) -> threading.Thread | None:
+        return self._hop.thread
 
     def _server_options(self, listener: Listener) -> dict[str, Any]:
         """create_server's TLS options for a listener (none for PLAINTEXT and SASL_PLAINTEXT)."""
@@ -218,13 +231,13 @@ class MockBroker(NodeControl, AclApi):
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> MockBroker:
-        self._loop = asyncio.get_running_loop()
-        self.scheduler.attach(self._loop)
+        loop = self._hop.loop = asyncio.get_running_loop()
+        self.scheduler.attach(loop)
         self.scheduler.call_later(PRODUCER_EXPIRATION_CHECK_MS, self._expire_producers)
         self.log_maintenance.start()
-        self._start_unclean_election_checks()
+        self.node_control.start_unclean_election_checks()
         for listener in self.cluster.listeners:
-            await self._servers.bind(self._loop, listener)
+            await self._servers.bind(loop, listener)
         log.info("mockbroker listening on %s", self.bootstrap_servers)
         return self
 
@@ -272,7 +285,7 @@ class MockBroker(NodeControl, AclApi):
         thread = threading.Thread(target=runner, name="mockbroker", daemon=True)
         thread.start()
         ready.wait(10)
-        self._thread = thread
+        self._hop.thread = thread
         asyncio.run_coroutine_threadsafe(self.start(), loop).result(10)
         try:
             yield self
@@ -282,18 +295,7 @@ class MockBroker(NodeControl, AclApi):
             loop.call_soon_threadsafe(loop.stop)
             thread.join(10)
             loop.close()
-            self._thread = None
-
-    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run fn on the broker's loop (hopping threads if needed) and return its result."""
-        loop = self._loop
-        if loop is None or self._thread is None or threading.current_thread() is self._thread:
-            return fn(*args, **kwargs)
-
-        async def call() -> T:
-            return fn(*args, **kwargs)
-
-        return asyncio.run_coroutine_threadsafe(call(), loop).result(30)
+            self._hop.thread = None
 
     # -- addresses -------------------------------------------------------------------------------
     @property
@@ -356,14 +358,7 @@ class MockBroker(NodeControl, AclApi):
         assert topic is not None
         return topic
 
-    # -- nodes and failures (state/leadership.py, mockbroker/failures.py) ------------------------
-    def _node_infos(self) -> list[NodeInfo]:
-        return self._call(lambda: [
-            NodeInfo(n.node_id, n.rack, n.alive,
-                     [f"{lst.name}://{lst.public_host}:{lst.public_port}" for lst in self.cluster.listeners
-                      if lst.node_id == n.node_id], n.stalled_since_ms >= 0, self.node_latency_ms.get(n.node_id, 0))
-            for _, n in sorted(self.cluster.nodes.items())])
-
+    # -- nodes and failures (state/cluster/leadership.py, mockbroker/failures.py) ------------------------
     def stop_node(self, node_id: int) -> None:
         """Stop a node: its listeners close, its connections drop, it leaves every ISR, and the partitions it
         led move to live ISR members (epoch bumped) or go offline; so do the internal partitions, and with
@@ -379,11 +374,44 @@ class MockBroker(NodeControl, AclApi):
         def start() -> None:
             if self.cluster.nodes[node_id].alive:
                 return
-            if self._loop is not None and not self._stopping:
-                self._servers.bind_now(self._loop, [lst for lst in self.cluster.listeners if lst.node_id == node_id])
+            if self._hop.loop is not None and not self._stopping:
+                self._servers.bind_now(self._hop.loop, [lst for lst in self.cluster.listeners if lst.node_id == node_id])
             leadership.start_node(self.cluster, node_id)
             reassignments.complete_due(self.cluster, self.clock.now_ms())
         self._call(start)
+
+    # -- the rest of the failure API: broker.node_control (mockbroker/node_control.py) ---------------
+    def stall_node(self, node_id: int) -> None:
+        """Stop node_id's replication (not the node): it leaves the ISRs after replica.lag.time.max.ms."""
+        self.node_control.stall_node(node_id)
+
+    def resume_node(self, node_id: int) -> None:
+        """node_id replicates again: caught up at once, back in the ISRs."""
+        self.node_control.resume_node(node_id)
+
+    def set_latency(self, node_id: int, ms: float) -> None:
+        """Delay every answer from node_id by ms milliseconds (0: none)."""
+        self.node_control.set_latency(node_id, ms)
+
+    def move_leader(self, topic: str, partition: int, to_node: int) -> None:
+        """Make to_node (a live ISR member) lead the partition, with a leader epoch bump."""
+        self.node_control.move_leader(topic, partition, to_node)
+
+    def move_coordinator(self, to_node: int, *, group: str | None = None, transactional_id: str | None = None) -> None:
+        """Make to_node coordinate a group or a transactional id (it leads the key's internal partition)."""
+        self.node_control.move_coordinator(to_node, group=group, transactional_id=transactional_id)
+
+    def elect_preferred_leaders(self) -> list[tuple[str, int]]:
+        """Give every partition its preferred leader where it can; the partitions that changed."""
+        return self.node_control.elect_preferred_leaders()
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState:
+        """Leader, leader epoch, replicas, ISR and offline replicas of a partition."""
+        return self.node_control.partition_state(topic, partition)
+
+    def set_isr(self, topic: str, partition: int, isr: list[int]) -> None:
+        """Set a partition's ISR (live replicas only); a leader outside it hands over to a member."""
+        self.node_control.set_isr(topic, partition, isr)
 
     def delete_topic(self, name: str) -> None:
         self._call(self.cluster.delete_topic, name)
@@ -394,67 +422,20 @@ class MockBroker(NodeControl, AclApi):
     # -- inspection ------------------------------------------------------------------------------
     def records(self, topic: str, partition: int | None = None) -> list[RecordInfo]:
         """Decoded records of a topic (one partition, or all in partition order), control records left out."""
-
-        def collect() -> list[RecordInfo]:
-            t = self.cluster.topic(topic)
-            if t is None:
-                raise KeyError(f"no topic {topic!r}")
-            parts = t.partitions if partition is None else [t.partitions[partition]]
-            out = []
-            for p in parts:
-                for batch, rec in p.log.records():
-                    out.append(record_info(topic, p.index, batch, rec))
-            return out
-
-        return self._call(collect)
+        return self._call(records_of, self.cluster, topic, partition)
 
     def batches(self, topic: str, partition: int = 0) -> list[BatchInfo]:
         """What each stored batch of a partition holds, with its raw bytes."""
-
-        def collect() -> list[BatchInfo]:
-            t = self.cluster.topic(topic)
-            if t is None:
-                raise KeyError(f"no topic {topic!r}")
-            return [batch_info(b) for b in t.partitions[partition].log.batches]
-
-        return self._call(collect)
+        return self._call(batches_of, self.cluster, topic, partition)
 
     def offsets(self, topic: str, partition: int = 0) -> dict[str, int]:
         """log_start_offset, high_watermark and last_stable_offset of a partition."""
+        return self._call(offsets_of, self.cluster, topic, partition)
 
-        def collect() -> dict[str, int]:
-            p = self.cluster.partition(topic, partition)
-            if p is None:
-                raise KeyError(f"no partition {topic}-{partition}")
-            return {
-                "log_start_offset": p.log.log_start_offset,
-                "high_watermark": p.log.high_watermark,
-                "last_stable_offset": p.log.last_stable_offset,
-            }
-
-        return self._call(collect)
-
-    def producers(self, topic: str, partition: int = 0) -> list[dict[str, int]]:
+    def producers(self, topic: str, partition: int = 0) -> list[dict[str, Any]]:
         """The producer state a partition holds: id, epoch, last sequence, last timestamp, the first offset
         of the open transaction (-1 if none), and the last five batches' sequence and offset ranges."""
-
-        def collect() -> list[dict[str, Any]]:
-            p = self.cluster.partition(topic, partition)
-            if p is None:
-                raise KeyError(f"no partition {topic}-{partition}")
-            return [
-                {
-                    "producer_id": e.producer_id,
-                    "producer_epoch": e.epoch,
-                    "last_sequence": e.last_seq,
-                    "last_timestamp": e.last_timestamp,
-                    "current_txn_start_offset": e.current_txn_first_offset,
-                    "batches": [(b.first_seq, b.last_seq, b.first_offset, b.last_offset) for b in e.batches],
-                }
-                for e in sorted(p.log.producers.entries.values(), key=lambda e: e.producer_id)
-            ]
-
-        return self._call(collect)
+        return self._call(producers_of, self.cluster, topic, partition)
 
     def _expire_producers(self) -> None:
         """Drop producer state idle for producer.id.expiration.ms (broker clock), then check again."""
@@ -465,7 +446,7 @@ class MockBroker(NodeControl, AclApi):
                 p.log.producers.expire(now, expiration)
         self.scheduler.call_later(min(expiration, PRODUCER_EXPIRATION_CHECK_MS), self._expire_producers)
 
-    # -- compaction and retention (mockbroker/maintenance.py, state/cleaner.py, retention.py) ----
+    # -- compaction and retention (mockbroker/maintenance.py, state/log/cleaner.py, retention.py) ----
     def compact(self, topic: str, partition: int | None = None) -> list[CleanerStats]:
         """Roll the active segment of a compacted topic's partitions (or one) and run the log cleaner now,
         whatever the dirty ratio; what each pass did. Tombstones and transaction markers go once their
@@ -479,14 +460,7 @@ class MockBroker(NodeControl, AclApi):
 
     def segments(self, topic: str, partition: int = 0) -> list[dict[str, int]]:
         """A partition's segments: base and next offset, size, batch count, largest timestamp, active."""
-
-        def collect() -> list[dict[str, int]]:
-            p = self.cluster.partition(topic, partition)
-            if p is None:
-                raise KeyError(f"no partition {topic}-{partition}")
-            return describe_segments(p.log)
-
-        return self._call(collect)
+        return self._call(segments_of, self.cluster, topic, partition)
 
     # -- the node's services (mockbroker/node.py), as the tests and the HTTP API read them --------
     @property
@@ -506,7 +480,7 @@ class MockBroker(NodeControl, AclApi):
     def appender(self) -> Appender:
         return self.node.appender
 
-    # -- consumer groups (state: mockbroker/state/group_coordinator.py) ---------------------------
+    # -- consumer groups (state: mockbroker/state/groups/coordinator.py) ---------------------------
 
     def groups(self) -> list[GroupSummary]:
         """Every group: id, type (classic/consumer), protocol type, state, generation (classic) or group epoch
@@ -516,6 +490,30 @@ class MockBroker(NodeControl, AclApi):
     def committed(self, group: str) -> dict[tuple[str, int], int]:
         """A group's committed offsets: {(topic, partition): offset}."""
         return self._call(lambda: self.group_coordinator.committed(group))
+
+    # -- ACLs: broker.acl_admin (mockbroker/acl_api.py) -----------------------------------------------
+    def add_acl(self, principal: str, operation: str | list[str], *, topic: str | None = None,
+                group: str | None = None, transactional_id: str | None = None, cluster: bool = False,
+                resource_type: str | None = None, name: str | None = None, pattern: str = "LITERAL",
+                permission: str = "ALLOW", host: str = "*") -> list[AclBinding]:
+        """Add ACL bindings (one per operation) for principal ("User:alice", "User:*") on one resource."""
+        return self.acl_admin.add_acl(principal, operation, topic=topic, group=group, transactional_id=transactional_id,
+                                      cluster=cluster, resource_type=resource_type, name=name, pattern=pattern,
+                                      permission=permission, host=host)
+
+    def remove_acls(self, principal: str | None = None, operation: str = "ANY", *, topic: str | None = None,
+                    group: str | None = None, transactional_id: str | None = None, cluster: bool = False,
+                    resource_type: str | None = None, name: str | None = None, pattern: str = "ANY",
+                    permission: str = "ANY", host: str | None = None) -> list[AclBinding]:
+        """Remove the bindings a filter matches (Kafka's DeleteAcls filter; no argument: all of them)."""
+        return self.acl_admin.remove_acls(principal, operation, topic=topic, group=group,
+                                          transactional_id=transactional_id, cluster=cluster,
+                                          resource_type=resource_type, name=name, pattern=pattern,
+                                          permission=permission, host=host)
+
+    def acls(self) -> list[AclBinding]:
+        """Every ACL binding, in the order they were created."""
+        return self.acl_admin.acls()
 
     # -- faults and the request record -----------------------------------------------------------
     def inject(
@@ -574,7 +572,7 @@ class MockBroker(NodeControl, AclApi):
     def connection_closed(self, connection: Connection) -> None:
         self._connections.discard(connection)
 
-    # -- transactions (state: mockbroker/state/txn.py) -------------------------------------------
+    # -- transactions (state: mockbroker/state/txn/coordinator.py) -------------------------------------------
     def transactions(self) -> list[TransactionInfo]:
         """Every transactional id the coordinator knows: state, producer id and epoch, timeout, start time,
         the partitions of the open transaction and the offsets it holds for groups."""

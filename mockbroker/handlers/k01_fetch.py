@@ -19,9 +19,9 @@
   answers high watermark, last stable offset and log start offset -1, as Kafka does.
 - Follower fetching (KIP-392): a consumer's fetch at v11+ (replica_id -1) may be served by any replica
   of the partition; a follower serves up to its own high watermark (no further than its copy,
-  state/replicas.py). With replica.selector.class RackAwareReplicaSelector the leader answers a consumer
+  state/cluster/replicas.py). With replica.selector.class RackAwareReplicaSelector the leader answers a consumer
   whose rack_id matches an in-sync follower's rack with preferred_read_replica and no records
-  (state/replica_selection.py), at once.
+  (state/cluster/replica_selection.py), at once.
 - Divergence (v12+, KIP-320): a partition with last_fetched_epoch whose log diverges (the epoch ended
   before the fetch offset, e.g. after an unclean election cut the log back) is answered at once with
   diverging_epoch (that epoch and its end offset) and no records; an epoch the log cannot place is
@@ -76,12 +76,12 @@ from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.protocol.records.batch import RecordBatch
 from mockbroker.protocol.records.legacy import convert_from_v2
-from mockbroker.state.cluster import Cluster, Partition, Topic
+from mockbroker.state.cluster.cluster import Cluster, Partition, Topic
+from mockbroker.state.cluster.replica_selection import preferred_read_replica
+from mockbroker.state.cluster.replicas import end_of, follower_high_watermark
 from mockbroker.state.fetch_sessions import FINAL_EPOCH, INITIAL_EPOCH, FetchSession, SessionPartition
-from mockbroker.state.log import PartitionLog
-from mockbroker.state.replica_selection import preferred_read_replica
-from mockbroker.state.replicas import end_of, follower_high_watermark
-from mockbroker.state.validation import MAX_RECORDS_PER_BATCH
+from mockbroker.state.log.partition_log import PartitionLog
+from mockbroker.state.log.validation import MAX_RECORDS_PER_BATCH
 
 API_KEY = ApiKey.FETCH
 READ_COMMITTED = 1
@@ -453,7 +453,7 @@ class _Parked:
     size_at_read: int  # the log's size_bytes when last read
     found: int  # bytes that read returned for this partition
     stable_at_read: int  # the last stable offset when last read (-1: read_uncommitted, not watched)
-    replicated_at_read: int | None  # where a lagging in-sync follower held the high watermark (state/replicas.py)
+    replicated_at_read: int | None  # where a lagging in-sync follower held the high watermark (state/cluster/replicas.py)
 
 
 def _park_state(cluster: Cluster, reads: list[PartitionRead], by_id: bool, isolation: int) -> list[_Parked]:

@@ -29,7 +29,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import DecodeError, ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import Partition
+from mockbroker.state.cluster.cluster import Partition
 
 API_KEY = ApiKey.LIST_OFFSETS
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6

@@ -9,7 +9,7 @@
   auto creation is enabled on the broker and allowed by the request (always allowed before v4); otherwise
   UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID for an id). Invalid names: INVALID_TOPIC_EXCEPTION.
   __consumer_offsets and __transaction_state are created as their coordinators create them
-  (state/internal_topics.py: their partition counts and configs) and listed with is_internal=true.
+  (state/cluster/internal_topics.py: their partition counts and configs) and listed with is_internal=true.
   Unlike Kafka, an auto-created topic is answered at once with its leaders (Kafka answers
   LEADER_NOT_AVAILABLE first and the client asks again): creation here is immediate.
 - Partitions: leader, leader epoch (v7+), replicas, ISR, offline replicas (v5+: replicas on stopped
@@ -46,9 +46,9 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
-from mockbroker.state.cluster import INTERNAL_TOPICS, Cluster, Partition, Topic, validate_topic_name
-from mockbroker.state.internal_topics import ensure_topic
-from mockbroker.state.leadership import offline_replicas
+from mockbroker.state.cluster.cluster import INTERNAL_TOPICS, Cluster, Partition, Topic, validate_topic_name
+from mockbroker.state.cluster.internal_topics import ensure_topic
+from mockbroker.state.cluster.leadership import offline_replicas
 
 API_KEY = ApiKey.METADATA
 

@@ -1,4 +1,4 @@
-"""OffsetCommit (key 8), v0-v10: a group stores consumed positions (state: mockbroker/state/offsets.py).
+"""OffsetCommit (key 8), v0-v10: a group stores consumed positions (state: mockbroker/state/groups/offsets.py).
 
 As Kafka's KafkaApis and OffsetMetadataManager:
 - Topics are checked first: a topic that does not exist, or a partition beyond its count, gets

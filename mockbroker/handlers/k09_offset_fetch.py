@@ -39,7 +39,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.group_coordinator import GroupCoordinator
+from mockbroker.state.groups.coordinator import GroupCoordinator
 
 API_KEY = ApiKey.OFFSET_FETCH
 

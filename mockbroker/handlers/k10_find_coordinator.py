@@ -2,7 +2,7 @@
 
 The coordinator of a group id is the leader of its __consumer_offsets partition, that of a transactional
 id the leader of its __transaction_state partition (Utils.abs(key.hashCode) % partitions,
-state/internal_topics.py); the answer is that node with its advertised address for the client's
+state/cluster/internal_topics.py); the answer is that node with its advertised address for the client's
 listener, as Metadata's broker list (a client on the "internal" listener learns the internal address).
 - The internal topic is created by the first lookup, as Kafka's broker does; Kafka answers that first
   lookup COORDINATOR_NOT_AVAILABLE while the controller creates it, here creation is immediate and the

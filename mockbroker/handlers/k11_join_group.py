@@ -1,4 +1,4 @@
-"""JoinGroup (key 11), v0-v9: the classic group protocol's first step (state: mockbroker/state/classic_group.py, routed by state/group_coordinator.py).
+"""JoinGroup (key 11), v0-v9: the classic group protocol's first step (state: mockbroker/state/groups/classic.py, routed by state/groups/coordinator.py).
 
 As Kafka's group coordinator:
 - INVALID_GROUP_ID for an empty group id; INVALID_SESSION_TIMEOUT outside the broker's
@@ -35,7 +35,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.group_common import Responder
+from mockbroker.state.groups.common import Responder
 
 API_KEY = ApiKey.JOIN_GROUP
 

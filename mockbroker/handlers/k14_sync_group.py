@@ -25,8 +25,8 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.classic_members import sync_error
-from mockbroker.state.group_common import Responder
+from mockbroker.state.groups.classic_members import sync_error
+from mockbroker.state.groups.common import Responder
 
 API_KEY = ApiKey.SYNC_GROUP
 

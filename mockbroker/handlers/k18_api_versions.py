@@ -50,6 +50,6 @@ def handle_api_versions(ctx: RequestContext, header: RequestHeader, req: Msg) ->
         error_code=ErrorCode.NONE,
         api_keys=[Msg(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in supported_versions()],
         throttle_time_ms=0,
-        # v3+: supported/finalized features; transaction.version (KIP-890), see state/txn.py.
+        # v3+: supported/finalized features; transaction.version (KIP-890), see state/txn/coordinator.py.
         **ctx.node.txn_coordinator.api_versions_features(header.api_version),
     )

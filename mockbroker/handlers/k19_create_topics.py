@@ -42,7 +42,7 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
-from mockbroker.state.cluster import Cluster
+from mockbroker.state.cluster.cluster import Cluster
 from mockbroker.state.configs import TopicConfig, describe_topic_entries
 
 API_KEY = ApiKey.CREATE_TOPICS

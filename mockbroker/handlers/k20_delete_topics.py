@@ -38,7 +38,7 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
-from mockbroker.state.cluster import Cluster
+from mockbroker.state.cluster.cluster import Cluster
 
 API_KEY = ApiKey.DELETE_TOPICS
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."

@@ -4,7 +4,7 @@ Without a transactional id (idempotent producers), as Kafka's TransactionCoordin
 producer id, unique for the broker's lifetime, with epoch 0 — also when the request names an
 existing producer id and epoch (KIP-360): Kafka answers those with a new id, and the Java client bumps
 an idempotent producer's epoch on its own side.
-With a transactional id: the transaction coordinator (state/txn.py, TxnCoordinator.init_producer_id): a
+With a transactional id: the transaction coordinator (state/txn/coordinator.py, TxnCoordinator.init_producer_id): a
 producer id per transactional id, the epoch bumped on each init (the previous instance is fenced), an
 Ongoing transaction aborted first (CONCURRENT_TRANSACTIONS, the client retries), INVALID_REQUEST for an
 empty id, INVALID_TRANSACTION_TIMEOUT above transaction.max.timeout.ms, the KIP-360 expected producer
@@ -26,7 +26,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.txn_metadata import fenced_for_version
+from mockbroker.state.txn.metadata import fenced_for_version
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 

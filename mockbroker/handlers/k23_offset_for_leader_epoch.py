@@ -22,7 +22,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import Cluster
+from mockbroker.state.cluster.cluster import Cluster
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 

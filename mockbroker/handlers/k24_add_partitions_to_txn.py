@@ -1,4 +1,4 @@
-"""AddPartitionsToTxn (key 24), v0-v5 (state: mockbroker/state/txn.py).
+"""AddPartitionsToTxn (key 24), v0-v5 (state: mockbroker/state/txn/coordinator.py).
 
 - v0-v3 (clients): one transaction, answered per topic and partition (results_by_topic_v3_and_below).
 - v4+ (brokers in Kafka, any client here: there is no authorizer): a batch of transactions, answered per
@@ -27,7 +27,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.txn_metadata import fenced_for_version
+from mockbroker.state.txn.metadata import fenced_for_version
 
 API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
 

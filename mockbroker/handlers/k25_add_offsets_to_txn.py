@@ -1,4 +1,4 @@
-"""AddOffsetsToTxn (key 25), v0-v4 (state: mockbroker/state/txn.py).
+"""AddOffsetsToTxn (key 25), v0-v4 (state: mockbroker/state/txn/coordinator.py).
 
 The group's __consumer_offsets partition (Kafka's abs(groupId.hashCode) % offsets.topic.num.partitions)
 joins the transaction, so a TxnOffsetCommit of that group may follow; its offsets reach the group with
@@ -20,7 +20,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.txn_metadata import fenced_for_version
+from mockbroker.state.txn.metadata import fenced_for_version
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 

@@ -1,4 +1,4 @@
-"""EndTxn (key 26), v0-v5 (state: mockbroker/state/txn.py).
+"""EndTxn (key 26), v0-v5 (state: mockbroker/state/txn/coordinator.py).
 
 Commit or abort the producer's transaction: PrepareCommit/PrepareAbort, a COMMIT/ABORT control batch
 (transactional + control, one record: key version 0 and type, value version 0 and the coordinator epoch)
@@ -29,7 +29,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.txn_metadata import fenced_for_version
+from mockbroker.state.txn.metadata import fenced_for_version
 
 API_KEY = ApiKey.END_TXN
 

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), v0-v5 (state: mockbroker/state/txn.py, the group in state/classic_group.py or state/consumer_groups.py).
+"""TxnOffsetCommit (key 28), v0-v5 (state: mockbroker/state/txn/coordinator.py, the group in state/groups/classic.py or state/groups/consumer.py).
 
 The offsets wait in the transaction and become the group's committed offsets (what OffsetFetch answers)
 when the transaction commits; an abort drops them.

@@ -42,7 +42,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import validate_topic_name
+from mockbroker.state.cluster.cluster import validate_topic_name
 from mockbroker.state.configs import (
     ConfigEntry,
     ConfigSource,

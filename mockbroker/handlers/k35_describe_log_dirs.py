@@ -6,7 +6,7 @@ As a Kafka broker answers it (KafkaApis.handleDescribeLogDirsRequest, ReplicaMan
   else Kafka's default /tmp/kafka-logs (the logs live in memory).
 - Its topics: every partition this node holds a replica of (topics null: all; else the ones named;
   unknown topics and partitions are left out). partition_size: the bytes of this replica's copy (the
-  whole log, or up to where a replica that is behind has copied: state/replicas.py); offset_lag 0 (Kafka:
+  whole log, or up to where a replica that is behind has copied: state/cluster/replicas.py); offset_lag 0 (Kafka:
   the high watermark minus this log's end, never below 0); is_future_key false (no
   AlterReplicaLogDirs here).
 - total_bytes / usable_bytes (v4+): mockbroker.max.log.bytes and what is left of it when that bound is
@@ -24,9 +24,9 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import MAX_LOG_BYTES, Cluster, Partition
+from mockbroker.state.cluster.cluster import MAX_LOG_BYTES, Cluster, Partition
+from mockbroker.state.cluster.replicas import end_of
 from mockbroker.state.configs import BROKER_CONFIGS
-from mockbroker.state.replicas import end_of
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
 DEFAULT_LOG_DIR = "/tmp/kafka-logs"

@@ -1,7 +1,7 @@
 """ElectLeaders (key 43), v0-v2 (the Java AdminClient's electLeaders, kafka-leader-election.sh).
 
 As Kafka's controller answers it (ControllerApis.handleElectLeaders, ReplicationControlManager.electLeaders;
-the logic is state/leadership.py's elect_leader):
+the logic is state/cluster/leadership.py's elect_leader):
 - election_type (v1+; v0 is always preferred): 0 PREFERRED, 1 UNCLEAN; another value fails the whole
   request with INVALID_REQUEST (top level, v1+, and on every partition named).
 - Per partition: NONE (elected), ELECTION_NOT_NEEDED (preferred: the first replica already leads;
@@ -10,7 +10,7 @@ the logic is state/leadership.py's elect_leader):
   ("No such topic as t" / "No such partition as t-9"), each with Kafka's message.
 - topic_partitions null: every partition of every topic, leaving out the ones answered ELECTION_NOT_NEEDED.
 - An unclean election ignores the topic's unclean.leader.election.enable (the operator asked for it) and
-  cuts the log back to the new leader's copy (state/replicas.py).
+  cuts the log back to the new leader's copy (state/cluster/replicas.py).
 - Authorization (with an authorizer, `authorize`): ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED at
   the top and on every partition named).
 - Error answer (fault injection, `error_response`): the code at the top and on every partition named.
@@ -26,8 +26,8 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state import leadership
-from mockbroker.state.cluster import Cluster
+from mockbroker.state.cluster import leadership
+from mockbroker.state.cluster.cluster import Cluster
 
 API_KEY = ApiKey.ELECT_LEADERS
 

@@ -2,7 +2,7 @@
 kafka-reassign-partitions.sh).
 
 As Kafka's controller answers it (ReplicationControlManager.alterPartitionReassignments; the logic is
-state/reassignments.py):
+state/cluster/reassignments.py):
 - Per partition: NONE (started, or completed at once), INVALID_REPLICA_ASSIGNMENT (an empty list, an
   unknown node, a node twice), NO_REASSIGNMENT_IN_PROGRESS (replicas null: cancel, with none going on),
   UNKNOWN_TOPIC_OR_PARTITION, each with Kafka's message.
@@ -25,8 +25,8 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state import reassignments
-from mockbroker.state.reassignments import original_replicas
+from mockbroker.state.cluster import reassignments
+from mockbroker.state.cluster.reassignments import original_replicas
 
 API_KEY = ApiKey.ALTER_PARTITION_REASSIGNMENTS
 

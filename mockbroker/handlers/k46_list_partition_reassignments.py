@@ -1,7 +1,7 @@
 """ListPartitionReassignments (key 46), v0 (the Java AdminClient's listPartitionReassignments).
 
 As Kafka's controller answers it (ReplicationControlManager.listPartitionReassignments): the partitions
-with a reassignment in progress (state/reassignments.py), each with its current replicas (the target
+with a reassignment in progress (state/cluster/reassignments.py), each with its current replicas (the target
 followed by the replicas being removed), the replicas being added and the ones being removed; topics
 null: every topic; topics and partitions that do not exist or have none going on are left out (no error).
 Authorization (with an authorizer, `authorize`): DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
@@ -17,7 +17,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state import reassignments
+from mockbroker.state.cluster import reassignments
 
 API_KEY = ApiKey.LIST_PARTITION_REASSIGNMENTS
 

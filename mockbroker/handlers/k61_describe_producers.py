@@ -1,6 +1,6 @@
 """DescribeProducers (key 61), v0.
 
-Per partition, the producers the partition holds state for (state/producers.py): id, epoch, last
+Per partition, the producers the partition holds state for (state/log/producers.py): id, epoch, last
 sequence, last timestamp, coordinator epoch and the first offset of the open transaction (-1 if
 none). Errors: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER.
 Authorization (with an authorizer, `authorize`): READ on each topic (TOPIC_AUTHORIZATION_FAILED on its

@@ -1,4 +1,4 @@
-"""DescribeTransactions (key 65), v0 (state: mockbroker/state/txn.py).
+"""DescribeTransactions (key 65), v0 (state: mockbroker/state/txn/coordinator.py).
 
 One entry per transactional id asked, in request order: state name (Empty, Ongoing, PrepareCommit,
 PrepareAbort, CompleteCommit, CompleteAbort), timeout, start time (-1 before the first transaction),
@@ -18,7 +18,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.txn_inspection import describe_transaction
+from mockbroker.state.txn.inspection import describe_transaction
 
 API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
 

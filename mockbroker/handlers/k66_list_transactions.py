@@ -1,4 +1,4 @@
-"""ListTransactions (key 66), v0-v2 (state: mockbroker/state/txn.py).
+"""ListTransactions (key 66), v0-v2 (state: mockbroker/state/txn/coordinator.py).
 
 Every transactional id the coordinator knows (sorted by id), as Kafka's listTransactionStates:
 - state_filters: only those states; a name Kafka does not know is listed in unknown_state_filters (and,
@@ -23,7 +23,7 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.txn_inspection import list_transactions
+from mockbroker.state.txn.inspection import list_transactions
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
 

@@ -1,5 +1,5 @@
 """ConsumerGroupHeartbeat (key 68), v0-v1: the KIP-848 consumer group protocol
-(state: mockbroker/state/consumer_groups.py).
+(state: mockbroker/state/groups/consumer.py).
 
 Joining (epoch 0), heartbeating, leaving (-1) and a static member's temporary leave (-2), with the
 assignment computed by the broker (server_assignor "uniform" or "range"; uniform by default) from

@@ -39,8 +39,8 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
-from mockbroker.state.cluster import INTERNAL_TOPICS, Cluster, Topic, validate_topic_name
-from mockbroker.state.leadership import offline_replicas
+from mockbroker.state.cluster.cluster import INTERNAL_TOPICS, Cluster, Topic, validate_topic_name
+from mockbroker.state.cluster.leadership import offline_replicas
 
 API_KEY = ApiKey.DESCRIBE_TOPIC_PARTITIONS
 MAX_PARTITIONS = 2000  # max.request.partition.size.limit

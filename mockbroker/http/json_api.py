@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import inspect
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -32,11 +31,12 @@ from mockbroker.http.request import (
 )
 from mockbroker.inspection import batch_info
 from mockbroker.protocol.errors import DecodeError, ErrorCode
-from mockbroker.state.leadership import offline_replicas
+from mockbroker.state.cluster.leadership import offline_replicas
+from mockbroker.state.txn.states import TxnState
 
 if TYPE_CHECKING:
     from mockbroker.server import MockBroker
-    from mockbroker.state.cluster import Partition, Topic
+    from mockbroker.state.cluster.cluster import Partition, Topic
 
 PRODUCE_VERSION = 11  # the Produce version the console's produce action appends as (magic 2 batches)
 
@@ -182,56 +182,32 @@ class JsonApi:
         for t in topics:
             parts = [self._partition(t, index)] if index is not None else t.partitions
             for p in parts:
-                table = getattr(p.log, "producers", None)
-                entries = getattr(table, "entries", None) or {}
-                for e in sorted(entries.values(), key=lambda e: e.producer_id):
+                for e in sorted(p.log.producers.entries.values(), key=lambda e: e.producer_id):
                     out.append({
                         "topic": t.name, "partition": p.index, "producer_id": e.producer_id,
                         "producer_epoch": e.epoch, "last_sequence": e.last_seq,
                         "last_timestamp": e.last_timestamp,
-                        "current_txn_start_offset": getattr(e, "current_txn_first_offset", -1),
-                        "coordinator_epoch": getattr(e, "coordinator_epoch", -1),
+                        "current_txn_start_offset": e.current_txn_first_offset,
+                        "coordinator_epoch": e.coordinator_epoch,
                         "batches": [{"first_sequence": b.first_seq, "last_sequence": b.last_seq,
                                      "first_offset": b.first_offset, "last_offset": b.last_offset,
                                      "timestamp": b.timestamp} for b in e.batches],
                     })
         return {"producers": out}
 
-    def _feature(self, names: tuple[str, ...], holders: tuple[str, ...]) -> list[Any]:
-        """What the broker has under one of `names` (a method called with no arguments, or a collection),
-        looked for on the broker, then on `holders` (coordinator objects); [] when it has none."""
-        candidates = [self.broker, self.broker.cluster]
-        candidates += [getattr(self.broker, h, None) for h in holders]
-        for owner in candidates:
-            if owner is None:
-                continue
-            for name in names:
-                value = getattr(owner, name, None)
-                if value is None:
-                    continue
-                if callable(value):
-                    try:
-                        value = value()
-                    except TypeError:
-                        continue
-                if isinstance(value, dict):
-                    value = list(value.values())
-                result = jsonable(value)
-                return result if isinstance(result, list) else [result]
-        return []
-
     def transactions(self, req: Request) -> Any:
-        txns = self._feature(("transactions", "list_transactions", "txns"),
-                             ("txn_coordinator", "transaction_coordinator", "txn"))
         now = self.broker.clock.now_ms()
-        for t in txns:  # how long an open transaction has before the coordinator aborts it
-            if isinstance(t, dict) and isinstance(t.get("start_ms"), int) and isinstance(t.get("timeout_ms"), int):
-                open_ = t["start_ms"] >= 0 and t.get("state") in ("Ongoing", "ONGOING")
-                t["timeout_left_ms"] = max(0, t["start_ms"] + t["timeout_ms"] - now) if open_ else None
-        return {"transactions": txns}
+        out = []
+        for info in self.broker.transactions():
+            item = jsonable(info)
+            # How long an open transaction has before the coordinator aborts it.
+            open_ = info.start_ms >= 0 and info.state == TxnState.ONGOING.value
+            item["timeout_left_ms"] = max(0, info.start_ms + info.timeout_ms - now) if open_ else None
+            out.append(item)
+        return {"transactions": out}
 
     def groups(self, req: Request) -> Any:
-        return {"groups": self._feature(("groups", "list_groups"), ("group_coordinator", "coordinator"))}
+        return {"groups": jsonable(self.broker.groups())}
 
     def group(self, req: Request) -> Any:
         """One group: its summary, and committed offsets with the lag of each partition."""
@@ -313,7 +289,7 @@ class JsonApi:
     def produce(self, req: Request) -> Any:
         """Append one record, as a producer without idempotence would (acks=all)."""
         from mockbroker.protocol.records.builder import build_batch
-        from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend
+        from mockbroker.state.log.validation import BatchRejected, RejectedBeforeAppend
 
         t = self._topic(req.params["name"])
         body = req.json()
@@ -355,21 +331,19 @@ class JsonApi:
             raise HttpError(400, exc.code.name.lower(), getattr(exc, "message", None) or exc.code.name) from None
         return 201, {"topic": t.name, "partition": p.index, "offset": result.base_offset}
 
-    async def compact(self, req: Request) -> Any:
+    def compact(self, req: Request) -> Any:
         body = req.json()
         reject_unknown_fields(body, {"topic", "partition"})
         name = field(body, "topic", (str,), "a topic name", required=True)
         index = int_field(body, "partition", lo=0)
-        compact = getattr(self.broker, "compact", None)
-        if compact is None:
+        compact = self.broker.compact
+        if compact is None:  # a broker without a cleaner (tests/docker/test_control_http.py sets it so)
             raise HttpError(501, "not_implemented", "this broker has no log cleaner yet (MockBroker.compact)")
         t = self._topic(name)
         if index is not None:
             self._partition(t, index)
         try:
             result = compact(t.name) if index is None else compact(t.name, index)
-            if inspect.isawaitable(result):
-                result = await result
         except KafkaError as exc:
             raise HttpError(400, exc.code.name.lower(), exc.message or exc.code.name) from None
         except KeyError as exc:
@@ -382,8 +356,8 @@ class JsonApi:
         body = req.json()
         reject_unknown_fields(body, {"topic"})
         name = field(body, "topic", (str,), "a topic name")
-        enforce = getattr(self.broker, "enforce_retention", None)
-        if enforce is None:
+        enforce = self.broker.enforce_retention
+        if enforce is None:  # a broker without retention (tests/docker/test_control_http.py sets it so)
             raise HttpError(501, "not_implemented", "this broker has no retention yet (MockBroker.enforce_retention)")
         if name is not None:
             self._topic(name)

@@ -17,8 +17,8 @@ from mockbroker.http.request import encoded
 from mockbroker.inspection import RecordInfo, record_info
 
 if TYPE_CHECKING:
-    from mockbroker.state.cluster import Partition
-    from mockbroker.state.log import StoredBatch
+    from mockbroker.state.cluster.cluster import Partition
+    from mockbroker.state.log.partition_log import StoredBatch
 
 
 def _matches(r: RecordInfo, key: str | None, from_ms: int | None, to_ms: int | None) -> bool:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from mockbroker.security.oauth import OAuthConfig
     from mockbroker.security.sasl import Gate, SaslAuthenticator
     from mockbroker.security.tls import BrokerTls, TlsConfig
-    from mockbroker.state.cluster import Listener
+    from mockbroker.state.cluster.cluster import Listener
 
 def resolve_protocols(listeners: list[Listener], protocol_map: dict[str, str] | None) -> None:
     """Give each listener its security protocol: from the map when one is set (it must name every

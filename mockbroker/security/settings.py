@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from mockbroker.security.authorizer import Authorizer
     from mockbroker.security.oauth import OAuthConfig
     from mockbroker.security.tls import TlsConfig
-    from mockbroker.state.cluster import Listener
+    from mockbroker.state.cluster.cluster import Listener
 
 
 def security_from_settings(listeners: list[Listener], settings: dict[str, Any], mechanisms: list[str] | None,

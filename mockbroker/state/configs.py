@@ -97,7 +97,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("default.replication.factor", ConfigType.SHORT, 1),
         ConfigDef("offsets.topic.num.partitions", ConfigType.INT, 50),
         ConfigDef("transaction.state.log.num.partitions", ConfigType.INT, 50),
-        # The internal topics (state/internal_topics.py): replication factor (at most the running nodes
+        # The internal topics (state/cluster/internal_topics.py): replication factor (at most the running nodes
         # here), the transaction log's min.insync.replicas, segment sizes.
         ConfigDef("offsets.topic.replication.factor", ConfigType.SHORT, 3),
         ConfigDef("offsets.topic.segment.bytes", ConfigType.INT, 104857600),
@@ -124,15 +124,15 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("authorizer.class.name", ConfigType.STRING, ""),
         ConfigDef("super.users", ConfigType.STRING, ""),
         ConfigDef("allow.everyone.if.no.acl.found", ConfigType.BOOLEAN, False),
-        # Not Kafka's: the most record bytes the broker holds (state/cluster.py make_room); -1: no bound.
+        # Not Kafka's: the most record bytes the broker holds (state/cluster/cluster.py make_room); -1: no bound.
         ConfigDef("mockbroker.max.log.bytes", ConfigType.LONG, -1),
-        # Replication (state/replicas.py, leadership.py, reassignments.py).
+        # Replication (state/cluster/replicas.py, state/cluster/leadership.py, state/cluster/reassignments.py).
         ConfigDef("replica.lag.time.max.ms", ConfigType.LONG, 30000),
         ConfigDef("replica.selector.class", ConfigType.CLASS, ""),
         ConfigDef("unclean.leader.election.interval.ms", ConfigType.LONG, 300000),
         # Not Kafka's: how long (broker clock) the new replicas of a reassignment take to catch up; 0: at once.
         ConfigDef("mockbroker.reassignment.ms", ConfigType.LONG, 0),
-        # Not Kafka's: the most records one produced batch may hold (state/validation.py); more is answered
+        # Not Kafka's: the most records one produced batch may hold (state/log/validation.py); more is answered
         # MESSAGE_TOO_LARGE before any record is read, so no batch keeps the event loop busy for long.
         ConfigDef("mockbroker.max.records.per.batch", ConfigType.INT, 200000),
         # Not Kafka's: how long one step of a request may hold the event loop (handlers/request_steps.py);

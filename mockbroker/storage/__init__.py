@@ -1,7 +1,7 @@
 """Optional persistence in Kafka's own on-disk layout (MockBroker(data_dir=...), `--data-dir`, log.dirs).
 
 Without a data dir nothing here runs and nothing touches the disk. With one, each partition's log is kept
-in Kafka's files as the broker appends, rolls, deletes and cleans (state/storage_hooks.py is the interface
+in Kafka's files as the broker appends, rolls, deletes and cleans (state/log/storage_hooks.py is the interface
 the model calls), and a new broker on the same directory recovers every topic, record and offset:
 - layout.py: file and directory names, meta.properties, partition.metadata, atomic writes;
 - checkpoints.py: the offset checkpoint files and leader-epoch-checkpoint;

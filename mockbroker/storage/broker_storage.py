@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mockbroker.errors import KafkaError
-from mockbroker.state.cleaner import aborted_transactions
+from mockbroker.state.log.cleaner import aborted_transactions
 from mockbroker.storage import DataDirError, metadata
 from mockbroker.storage.checkpoints import (
     CLEANER,
@@ -61,9 +61,9 @@ from mockbroker.storage.recovery import recover_partition
 
 if TYPE_CHECKING:
     from mockbroker.security import BrokerSecurity
-    from mockbroker.state.aborted_index import AbortedIndex
-    from mockbroker.state.cluster import Cluster, Partition, Topic
-    from mockbroker.state.log import PartitionLog
+    from mockbroker.state.cluster.cluster import Cluster, Partition, Topic
+    from mockbroker.state.log.aborted_index import AbortedIndex
+    from mockbroker.state.log.partition_log import PartitionLog
 
 log = logging.getLogger("mockbroker.storage")
 

@@ -1,4 +1,4 @@
-"""One partition's files: the LogSink (state/storage_hooks.py) the partition's log calls.
+"""One partition's files: the LogSink (state/log/storage_hooks.py) the partition's log calls.
 
 - append: before the log stores a batch, it is written to the active segment's `.log` (os.write, so it is
   in the OS before the produce is answered), with its index entries; when the log is about to roll, the
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.errors import DecodeError
 from mockbroker.protocol.records.batch import ControlType
-from mockbroker.state.cleaner import aborted_transactions
+from mockbroker.state.log.cleaner import aborted_transactions
 from mockbroker.storage import producer_snapshot, txn_index
 from mockbroker.storage.checkpoints import CLEANER, LOG_START, RECOVERY_POINT, encode_epochs
 from mockbroker.storage.indexes import SegmentIndexer
@@ -54,8 +54,8 @@ from mockbroker.storage.txn_index import TxnIndexEntry
 
 if TYPE_CHECKING:
     from mockbroker.protocol.records.batch import RecordBatch
-    from mockbroker.state.log import PartitionLog
-    from mockbroker.state.stored_batch import StoredBatch
+    from mockbroker.state.log.partition_log import PartitionLog
+    from mockbroker.state.log.stored_batch import StoredBatch
 
 log = logging.getLogger("mockbroker.storage")
 

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING
 
 from mockbroker.protocol.errors import DecodeError
 from mockbroker.protocol.records.batch import RECORD_BATCH_OVERHEAD, RecordBatch
-from mockbroker.state.producers import BatchMetadata, ProducerEntry
-from mockbroker.state.segments import Segment
-from mockbroker.state.stored_batch import StoredBatch
+from mockbroker.state.log.producers import BatchMetadata, ProducerEntry
+from mockbroker.state.log.segments import Segment
+from mockbroker.state.log.stored_batch import StoredBatch
 from mockbroker.storage import producer_snapshot
 from mockbroker.storage.checkpoints import decode_epochs
 from mockbroker.storage.layout import (
@@ -50,7 +50,7 @@ from mockbroker.storage.layout import (
 from mockbroker.storage.partition_store import keep_txn_entries_below, write_segment_indexes
 
 if TYPE_CHECKING:
-    from mockbroker.state.log import PartitionLog
+    from mockbroker.state.log.partition_log import PartitionLog
 
 _LENGTH = struct.Struct(">qi")  # base offset, batch length
 

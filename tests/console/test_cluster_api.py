@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from mockbroker.state.internal_topics import partition_for
+from mockbroker.state.cluster.internal_topics import partition_for
 from tests.console.conftest import served_console
 from tests.docker.test_control_http import Api
 

@@ -208,7 +208,7 @@ def test_apache_kafka_documented_environment_binds_plaintext_and_not_the_control
     assert s.unbound_listeners == [ListenerSpec("CONTROLLER", "localhost", 9093)]
     assert s.config["num.partitions"] == "3" and s.config["group.initial.rebalance.delay.ms"] == "0"
     assert s.unknown == {}
-    # The internal topics' settings are read now (state/internal_topics.py), no longer ignored.
+    # The internal topics' settings are read now (state/cluster/internal_topics.py), no longer ignored.
     assert set(s.ignored) == set()
     assert s.config["offsets.topic.replication.factor"] == "1"
     assert s.config["transaction.state.log.min.isr"] == "1"

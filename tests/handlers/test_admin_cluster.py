@@ -11,7 +11,7 @@ from mockbroker.handlers.support.constants import CLUSTER_OPERATIONS, TOPIC_OPER
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.server import MockBroker
-from mockbroker.state.cluster import Listener
+from mockbroker.state.cluster.cluster import Listener
 from tests.rawclient import RawClient
 
 DESCRIBE_CLUSTER, DESCRIBE_TOPIC_PARTITIONS = 60, 75

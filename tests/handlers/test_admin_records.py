@@ -10,7 +10,7 @@ import pytest
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.records.builder import build_batch
 from mockbroker.server import MockBroker
-from mockbroker.state.cluster import Node
+from mockbroker.state.cluster.cluster import Node
 from tests.rawclient import RawClient
 
 PRODUCE, FETCH, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 0, 1, 21, 23

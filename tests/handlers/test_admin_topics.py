@@ -11,7 +11,7 @@ import pytest
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.server import MockBroker
-from mockbroker.state.cluster import Node, Topic
+from mockbroker.state.cluster.cluster import Node, Topic
 from tests.rawclient import RawClient
 
 CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS, METADATA = 19, 20, 37, 3

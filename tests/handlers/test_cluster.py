@@ -13,7 +13,7 @@ import pytest
 
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from mockbroker.state.internal_topics import partition_for
+from mockbroker.state.cluster.internal_topics import partition_for
 from tests.handlers.conftest import (
     FETCH,
     METADATA,

@@ -11,7 +11,7 @@ import pytest
 
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from mockbroker.state.log import PartitionLog
+from mockbroker.state.log.partition_log import PartitionLog
 from tests.handlers.conftest import (
     FETCH,
     batches_of,

@@ -12,7 +12,7 @@ import pytest
 from mockbroker.clock import Clock
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from mockbroker.state.cluster import Listener
+from mockbroker.state.cluster.cluster import Listener
 from tests.rawclient import RawClient
 
 FIND_COORDINATOR, JOIN, HEARTBEAT, LEAVE, SYNC = 10, 11, 12, 13, 14

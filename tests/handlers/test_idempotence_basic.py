@@ -1,5 +1,5 @@
 """Raw-protocol tests of idempotent producing: InitProducerId (22) without a transactional id, and the
-per-partition producer state (state/producers.py) that Produce checks: duplicates, sequences, epochs."""
+per-partition producer state (state/log/producers.py) that Produce checks: duplicates, sequences, epochs."""
 
 from __future__ import annotations
 

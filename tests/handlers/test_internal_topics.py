@@ -15,7 +15,7 @@ from mockbroker.protocol.coordinator_records import (
 )
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from mockbroker.state.internal_topics import partition_for
+from mockbroker.state.cluster.internal_topics import partition_for
 from tests.handlers.conftest import (
     INIT_PRODUCER_ID,
     METADATA,

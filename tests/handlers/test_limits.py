@@ -12,7 +12,7 @@ from mockbroker.errors import KafkaError
 from mockbroker.faults import MAX_RECORDED_CLIENT_ID, RequestRecord
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from mockbroker.state.cluster import EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST
+from mockbroker.state.cluster.cluster import EXCESSIVE_PARTITIONS_MESSAGE, MAX_PARTITIONS_PER_REQUEST
 from tests.handlers.conftest import PRODUCE, make_batch
 from tests.rawclient import RawClient
 

@@ -12,9 +12,9 @@ import pytest
 from mockbroker.node import BrokerNode
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker
-from mockbroker.state import internal_topics, leadership
-from mockbroker.state.cluster import Listener, Node
-from mockbroker.state.txn_inspection import transactions
+from mockbroker.state.cluster import internal_topics, leadership
+from mockbroker.state.cluster.cluster import Listener, Node
+from mockbroker.state.txn.inspection import transactions
 from tests.handlers.conftest import API_VERSIONS, INIT_PRODUCER_ID, fetch, make_batch, produce, values_of
 from tests.rawclient import RawClient
 

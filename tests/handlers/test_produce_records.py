@@ -31,9 +31,9 @@ from mockbroker.protocol.records.batch import (
 from mockbroker.protocol.records.builder import RecordInput, build_batch
 from mockbroker.protocol.records.legacy import _encode_message, build_message_set
 from mockbroker.server import MockBroker
-from mockbroker.state import validation
-from mockbroker.state.appender import Appender
+from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.configs import BROKER_CONFIGS
+from mockbroker.state.log import validation
 from tests.handlers.conftest import make_batch, produce
 from tests.rawclient import RawClient
 from tests.walkers import WALKER_PARAMS, walker

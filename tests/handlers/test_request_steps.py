@@ -23,8 +23,8 @@ from mockbroker.protocol.messages import Msg, decode_request, encode_request
 from mockbroker.protocol.records.batch import Codec
 from mockbroker.protocol.records.legacy import parse_message_set
 from mockbroker.server import MockBroker
-from mockbroker.state import validation
 from mockbroker.state.configs import BROKER_CONFIGS
+from mockbroker.state.log import validation
 from tests.handlers.conftest import fetch_body, fetch_partition, fetch_topic, make_batch, produce_body
 from tests.handlers.test_cluster import connect_to
 from tests.handlers.test_cluster_replication import wait_for

@@ -14,7 +14,7 @@ import pytest
 
 from mockbroker.security.tls import CertificateAuthority, ClientCert, TlsConfig, _name
 from mockbroker.server import MockBroker
-from mockbroker.state.cluster import Listener
+from mockbroker.state.cluster.cluster import Listener
 from tests.handlers.conftest import METADATA
 from tests.rawclient import RawClient
 

@@ -30,7 +30,7 @@ import pytest
 
 from mockbroker import MockBroker
 from mockbroker.protocol.errors import ErrorCode
-from mockbroker.state.internal_topics import partition_for
+from mockbroker.state.cluster.internal_topics import partition_for
 from tests.interop.clients import (
     java_argv,
     kafkajs_argv,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mockbroker import MockBroker
-from mockbroker.state.internal_topics import partition_for
+from mockbroker.state.cluster.internal_topics import partition_for
 from tests.interop import clients
 from tests.interop.clients import (
     java_argv,

@@ -19,7 +19,7 @@ import pytest
 
 from mockbroker import MockBroker
 from mockbroker.protocol.coordinator_records import OffsetCommitKey, decode_offsets_key
-from mockbroker.state.internal_topics import partition_for
+from mockbroker.state.cluster.internal_topics import partition_for
 from tests.interop.clients import java_argv, of_type, parse_json_lines, require_java, run_java, run_kcat
 
 pytestmark = pytest.mark.interop

@@ -12,9 +12,9 @@ from typing import Any
 from mockbroker.clock import Clock
 from mockbroker.protocol.messages import Msg
 from mockbroker.scheduler import Scheduler
-from mockbroker.state.cluster import Cluster
+from mockbroker.state.cluster.cluster import Cluster
 from mockbroker.state.configs import BrokerConfig
-from mockbroker.state.group_coordinator import GroupCoordinator
+from mockbroker.state.groups.coordinator import GroupCoordinator
 
 START_MS = 1_700_000_000_000
 RANGE = [("range", b"range-meta")]

@@ -8,8 +8,8 @@ from typing import Any
 from mockbroker.inspection import BatchInfo, batch_info
 from mockbroker.protocol.records.batch import Codec, ControlType, RecordBatch
 from mockbroker.protocol.records.builder import RecordInput, build_batch, build_control_batch
-from mockbroker.state.cluster import Cluster, Topic
-from mockbroker.state.log import PartitionLog, StoredBatch
+from mockbroker.state.cluster.cluster import Cluster, Topic
+from mockbroker.state.log.partition_log import PartitionLog, StoredBatch
 
 T0 = 1_700_000_000_000  # a broker clock reading the tests start from (ms)
 DAY_MS = 86_400_000

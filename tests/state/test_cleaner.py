@@ -11,7 +11,7 @@ from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.records.batch import RECORD_BATCH_OVERHEAD, Codec, ControlType, RecordBatch
 from mockbroker.protocol.records.builder import RecordInput, build_batch
-from mockbroker.state.cleaner import (
+from mockbroker.state.log.cleaner import (
     AbortedTxn,
     aborted_transactions,
     clean,
@@ -19,8 +19,8 @@ from mockbroker.state.cleaner import (
     log_to_clean,
     prune_aborted_index,
 )
-from mockbroker.state.producers import ProducerStateTable
-from mockbroker.state.validation import BatchRejected, validate_batch
+from mockbroker.state.log.producers import ProducerStateTable
+from mockbroker.state.log.validation import BatchRejected, validate_batch
 from tests.state.loghelpers import T0, all_valid, append, compacted_log, infos, kv, marker, offsets
 
 # -- what a pass keeps ----------------------------------------------------------------------------

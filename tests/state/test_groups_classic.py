@@ -7,9 +7,9 @@ import pytest
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.primitives import Writer
-from mockbroker.state.classic_group import ClassicGroup
-from mockbroker.state.classic_members import parse_subscription_topics
-from mockbroker.state.group_states import (
+from mockbroker.state.groups.classic import ClassicGroup
+from mockbroker.state.groups.classic_members import parse_subscription_topics
+from mockbroker.state.groups.states import (
     CLASSIC_TRANSITIONS,
     ClassicEvent,
     ClassicState,

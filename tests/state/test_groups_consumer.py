@@ -8,9 +8,9 @@ import pytest
 
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.consumer_assignors import AssignMember, range_assign, uniform_assign
-from mockbroker.state.consumer_groups import ConsumerGroup, ConsumerMember, reconcile
-from mockbroker.state.group_states import ConsumerState, MemberState, consumer_group_state
+from mockbroker.state.groups.consumer import ConsumerGroup, ConsumerMember, reconcile
+from mockbroker.state.groups.consumer_assignors import AssignMember, range_assign, uniform_assign
+from mockbroker.state.groups.states import ConsumerState, MemberState, consumer_group_state
 from tests.state.groups_env import GroupEnv, owned, parts
 from tests.state.test_groups_offsets import commit
 

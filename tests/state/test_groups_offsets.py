@@ -6,8 +6,8 @@ import pytest
 
 from mockbroker.errors import KafkaError
 from mockbroker.protocol.errors import ErrorCode
-from mockbroker.state.classic_group import ClassicGroup
-from mockbroker.state.offsets import CommittedOffset, OffsetStore
+from mockbroker.state.groups.classic import ClassicGroup
+from mockbroker.state.groups.offsets import CommittedOffset, OffsetStore
 from tests.state.groups_env import GroupEnv
 from tests.state.test_groups_classic import subscription
 

@@ -1,6 +1,6 @@
-"""The internal topics (state/internal_topics.py), the coordinators' records in them
-(mockbroker/protocol/coordinator_records.py, state/coordinator_log.py) and rebuilding state from those records
-(state/coordinator_replay.py), without sockets."""
+"""The internal topics (state/cluster/internal_topics.py), the coordinators' records in them
+(mockbroker/protocol/coordinator_records.py, state/coordinators/log.py) and rebuilding state from those records
+(state/coordinators/replay.py), without sockets."""
 
 from __future__ import annotations
 
@@ -21,28 +21,28 @@ from mockbroker.protocol.coordinator_records import (
     encode_txn_log_value,
 )
 from mockbroker.scheduler import Scheduler
-from mockbroker.state import leadership
-from mockbroker.state.cluster import Cluster
+from mockbroker.state.cluster import leadership
+from mockbroker.state.cluster.cluster import Cluster
+from mockbroker.state.cluster.internal_topics import (
+    OFFSETS_TOPIC,
+    TXN_TOPIC,
+    coordinator_node,
+    ensure_topic,
+    java_string_hash,
+    partition_for,
+    partition_of,
+)
 from mockbroker.state.configs import BrokerConfig
-from mockbroker.state.coordinator_log import CoordinatorLog
-from mockbroker.state.coordinator_replay import (
+from mockbroker.state.coordinators.log import CoordinatorLog
+from mockbroker.state.coordinators.replay import (
     replay_group_metadata,
     replay_offsets,
     replay_transactions,
     topic_records,
 )
-from mockbroker.state.internal_topics import (
-    OFFSETS_TOPIC,
-    TXN_TOPIC,
-    coordinator_node,
-    ensure_topic,
-    partition_for,
-    partition_of,
-)
-from mockbroker.state.offsets import CommittedOffset
-from mockbroker.state.txn import TxnCoordinator
-from mockbroker.state.txn_metadata import java_string_hash
-from mockbroker.state.txn_states import TxnState
+from mockbroker.state.groups.offsets import CommittedOffset
+from mockbroker.state.txn.coordinator import TxnCoordinator
+from mockbroker.state.txn.states import TxnState
 from tests.state.groups_env import START_MS, GroupEnv
 
 # (key, Java's key.hashCode(), Utils.abs(hashCode) % 50), printed by a JVM (java 17).

@@ -1,12 +1,12 @@
-"""Leadership and the ISR as nodes stop and start (state/leadership.py), without sockets."""
+"""Leadership and the ISR as nodes stop and start (state/cluster/leadership.py), without sockets."""
 
 from __future__ import annotations
 
 import pytest
 
 from mockbroker.errors import ErrorCode, KafkaError
-from mockbroker.state import leadership
-from mockbroker.state.cluster import Cluster, Partition
+from mockbroker.state.cluster import leadership
+from mockbroker.state.cluster.cluster import Cluster, Partition
 
 
 def _cluster_with(replicas: list[int], config: dict[str, object] | None = None) -> tuple[Cluster, Partition]:

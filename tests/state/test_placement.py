@@ -1,4 +1,4 @@
-"""Replica placement (state/placement.py) as Kafka's AdminUtils spreads replicas, and the cluster's use
+"""Replica placement (state/cluster/placement.py) as Kafka's AdminUtils spreads replicas, and the cluster's use
 of it: replication factors, manual assignments and the live nodes."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 from mockbroker.errors import ErrorCode, KafkaError
-from mockbroker.state.cluster import Cluster
-from mockbroker.state.placement import Stripe, place, rack_alternated
+from mockbroker.state.cluster.cluster import Cluster
+from mockbroker.state.cluster.placement import Stripe, place, rack_alternated
 
 
 def test_rack_unaware_placement_is_kafkas_documented_example() -> None:

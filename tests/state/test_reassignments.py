@@ -1,13 +1,13 @@
-"""ElectLeaders' elections and partition reassignments on the cluster model (state/leadership.py,
-state/reassignments.py), without sockets."""
+"""ElectLeaders' elections and partition reassignments on the cluster model (state/cluster/leadership.py,
+state/cluster/reassignments.py), without sockets."""
 
 from __future__ import annotations
 
 import pytest
 
 from mockbroker.errors import ErrorCode, KafkaError
-from mockbroker.state import leadership, reassignments
-from mockbroker.state.cluster import Cluster, Partition
+from mockbroker.state.cluster import leadership, reassignments
+from mockbroker.state.cluster.cluster import Cluster, Partition
 
 
 def _cluster_with(replicas: list[int], config: dict[str, object] | None = None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mockbroker.state.retention import delete_old_segments
+from mockbroker.state.log.retention import delete_old_segments
 from tests.state.loghelpers import DAY_MS, T0, append, kv, topic_log
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mockbroker.security.settings import security_from_settings, tls_from_settings
-from mockbroker.state.cluster import Listener
+from mockbroker.state.cluster.cluster import Listener
 
 
 def test_a_pem_keystore_is_the_certificate_chain_and_key_in_one_file() -> None:

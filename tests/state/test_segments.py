@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mockbroker.state.segments import describe_segments
+from mockbroker.state.log.segments import describe_segments
 from tests.state.loghelpers import DAY_MS, T0, append, compacted_log, topic_log
 
 

@@ -1,4 +1,4 @@
-"""The transaction coordinator (mockbroker/state/txn.py) driven without sockets: every state transition,
+"""The transaction coordinator (mockbroker/state/txn/coordinator.py) driven without sockets: every state transition,
 the error codes Kafka's TransactionCoordinator answers, markers, the last stable offset, the aborted
 transaction index, pending offsets, timeouts and expiration."""
 
@@ -14,13 +14,14 @@ from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.records.batch import ControlType, RecordBatch
 from mockbroker.protocol.records.builder import RecordInput, build_batch
 from mockbroker.scheduler import Scheduler
-from mockbroker.state.aborted_index import AbortedTxn
-from mockbroker.state.appender import Appender
-from mockbroker.state.cluster import Cluster, Partition
+from mockbroker.state.cluster.appender import Appender
+from mockbroker.state.cluster.cluster import Cluster, Partition
+from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC, java_string_hash, offsets_partition_for
 from mockbroker.state.configs import BrokerConfig
-from mockbroker.state.txn import TxnCoordinator
-from mockbroker.state.txn_inspection import describe_transaction, list_transactions, transactions
-from mockbroker.state.txn_metadata import EPOCH_MAX, OFFSETS_TOPIC, java_string_hash, offsets_partition_for
+from mockbroker.state.log.aborted_index import AbortedTxn
+from mockbroker.state.txn.coordinator import TxnCoordinator
+from mockbroker.state.txn.inspection import describe_transaction, list_transactions, transactions
+from mockbroker.state.txn.metadata import EPOCH_MAX
 
 T0 = 1_700_000_000_000
 TIMEOUT = 60_000
@@ -580,7 +581,7 @@ def test_log_truncation_keeps_the_open_transaction_in_the_last_stable_offset() -
 
 
 def with_groups() -> tuple[Env, Any]:
-    from mockbroker.state.group_coordinator import GroupCoordinator
+    from mockbroker.state.groups.coordinator import GroupCoordinator
 
     env = Env()
     groups = GroupCoordinator(env.cluster, env.scheduler, env.clock)

@@ -1,10 +1,10 @@
-"""The transaction state table (mockbroker/state/txn_states.py): Kafka's TransactionState, one table."""
+"""The transaction state table (mockbroker/state/txn/states.py): Kafka's TransactionState, one table."""
 
 from __future__ import annotations
 
 import pytest
 
-from mockbroker.state.txn_states import (
+from mockbroker.state.txn.states import (
     EXPIRATION_ALLOWED,
     PREPARING,
     TRANSITIONS,

@@ -10,8 +10,8 @@ from mockbroker.clock import Clock
 from mockbroker.protocol.records.batch import ControlType, RecordBatch
 from mockbroker.protocol.records.builder import RecordInput, build_batch, build_control_batch
 from mockbroker.server import MockBroker
-from mockbroker.state.appender import AppendResult
-from mockbroker.state.cluster import Partition
+from mockbroker.state.cluster.appender import AppendResult
+from mockbroker.state.cluster.cluster import Partition
 
 T0 = 1_700_000_000_000
 
@@ -50,7 +50,7 @@ def end_txn(broker: MockBroker, topic: str, kind: ControlType, pid: int, epoch: 
                                timestamp_ms=broker.clock.now_ms())
     stored = p.log.append(RecordBatch(data), broker.clock.now_ms())
     if kind == ControlType.ABORT:
-        from mockbroker.state.aborted_index import AbortedTxn
+        from mockbroker.state.log.aborted_index import AbortedTxn
 
         broker.txn_coordinator.aborted.add(p.log, AbortedTxn(pid, first, stored.base_offset))
 

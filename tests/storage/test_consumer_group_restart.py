@@ -1,5 +1,5 @@
 """KIP-848 consumer groups across a restart on the same data dir: the ConsumerGroup* records written to
-__consumer_offsets (state/consumer_group_log.py) are loaded back (state/consumer_group_load.py) with the
+__consumer_offsets (state/coordinators/consumer_group_log.py) are loaded back (state/coordinators/consumer_group_load.py) with the
 group epoch, assignment epoch, members, their epochs and assignments. Brokers without sockets, on a
 frozen clock."""
 
@@ -18,7 +18,7 @@ from mockbroker.protocol.consumer_group_records import (
 )
 from mockbroker.protocol.messages import Msg
 from mockbroker.server import MockBroker
-from mockbroker.state.internal_topics import OFFSETS_TOPIC
+from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC
 from tests.storage.test_coordinator_restart import advance, restart, start
 
 SESSION_MS = 45_000  # group.consumer.session.timeout.ms's default

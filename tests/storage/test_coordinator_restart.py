@@ -1,5 +1,5 @@
 """The coordinators load their state from __consumer_offsets / __transaction_state when a broker starts on
-a data dir that holds them (state/coordinator_load.py): committed offsets, classic groups and
+a data dir that holds them (state/coordinators/load.py): committed offsets, classic groups and
 transactional ids come back as Kafka's coordinators load them. Brokers without sockets, on a frozen clock
 (timers run with `advance`)."""
 
@@ -16,7 +16,7 @@ from mockbroker.clock import Clock
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.messages import Msg
 from mockbroker.server import MockBroker
-from mockbroker.state.internal_topics import TXN_TOPIC, partition_of
+from mockbroker.state.cluster.internal_topics import TXN_TOPIC, partition_of
 from tests.storage.helpers import T0, open_broker, part, produce
 
 
@@ -310,7 +310,7 @@ def test_a_record_that_does_not_decode_is_skipped_with_a_warning_and_the_rest_lo
     from mockbroker.protocol.coordinator_records import OffsetCommitKey, TransactionLogKey, encode_key
     from mockbroker.protocol.records.batch import RecordBatch
     from mockbroker.protocol.records.builder import build_batch
-    from mockbroker.state.internal_topics import OFFSETS_TOPIC
+    from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC
 
     b1 = start(tmp_path)
     b1.create_topic("t")

@@ -1,6 +1,6 @@
 """An acks=all Produce waiting for the ISR (no API key of its own: Produce's, handler.py), as Kafka's
 DelayedProduce: once appended, each partition waits until its high watermark reaches the end of what was
-appended, which a stalled in-sync follower holds back (state/replicas.py) until it catches up (resumed)
+appended, which a stalled in-sync follower holds back (state/cluster/replicas.py) until it catches up (resumed)
 or leaves the ISR (replica.lag.time.max.ms on the broker clock). Then the partition is answered as
 Partition.checkEnoughReplicasReachOffset says: NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
 shrank below min.insync.replicas meanwhile (the records stay in the log, and keep their offsets in the
@@ -14,8 +14,8 @@ import asyncio
 
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import Partition
-from mockbroker.state.replicas import check_enough_replicas
+from mockbroker.state.cluster.cluster import Partition
+from mockbroker.state.cluster.replicas import check_enough_replicas
 
 # (partition, offset the high watermark must reach, that partition's answer to fill in)
 Waiting = list[tuple[Partition, int, Msg]]

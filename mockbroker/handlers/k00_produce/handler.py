@@ -13,14 +13,14 @@
   UNSUPPORTED_COMPRESSION_TYPE); INVALID_REQUIRED_ACKS; NOT_LEADER_OR_FOLLOWER for a partition led by
   another node (or none: an offline partition), with the current leader's id and epoch (v10+,
   KIP-951: handlers/support/leader_hints.py); NOT_ENOUGH_REPLICAS (acks=-1); then the append: CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP
-  and the producer-state errors of state/producers.py.
+  and the producer-state errors of state/log/producers.py.
 - As Kafka's ReplicaManager answers them: error_message only with record_errors (v8+); log_start_offset
-  (v5+) -1 for the errors raised before the append (state/validation.py's RejectedBeforeAppend), the
+  (v5+) -1 for the errors raised before the append (state/log/validation.py's RejectedBeforeAppend), the
   partition's log start offset for the others.
 - The base offset and partition leader epoch are stamped into the stored batch in place; topics with
   message.timestamp.type=LogAppendTime also get the broker time, answered as log_append_time_ms.
 - Produce does not create topics (Kafka creates them through Metadata only).
-- mockbroker.max.log.bytes (state/cluster.py make_room): past it the oldest segments of delete-policy
+- mockbroker.max.log.bytes (state/cluster/cluster.py make_room): past it the oldest segments of delete-policy
   topics go first; when nothing can make room, KAFKA_STORAGE_ERROR.
 - A partition named several times in one request (in one topic entry or in several entries of the same
   topic) is appended once, with its last copy, and answered once, as Kafka's KafkaApis does (it collects
@@ -67,10 +67,10 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
-from mockbroker.state.cluster import Topic
-from mockbroker.state.leadership import check_min_insync
-from mockbroker.state.log import PartitionLog
-from mockbroker.state.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
+from mockbroker.state.cluster.cluster import Topic
+from mockbroker.state.cluster.leadership import check_min_insync
+from mockbroker.state.log.partition_log import PartitionLog
+from mockbroker.state.log.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
 
 API_KEY = ApiKey.PRODUCE
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from mockbroker.context import RequestContext
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.group_common import Responder
+from mockbroker.state.groups.common import Responder
 
 
 def park(start: Callable[[Responder], None], finish: Callable[[Msg], Msg]) -> Msg | Awaitable[Msg]:

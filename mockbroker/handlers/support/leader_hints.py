@@ -11,7 +11,7 @@ from __future__ import annotations
 from mockbroker.context import RequestContext
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.messages import Msg
-from mockbroker.state.cluster import Partition
+from mockbroker.state.cluster.cluster import Partition
 
 HINTED_ERRORS = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 

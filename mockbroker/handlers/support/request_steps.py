@@ -24,7 +24,7 @@ from collections.abc import Coroutine
 from time import perf_counter
 from typing import Any
 
-from mockbroker.state.cluster import Cluster
+from mockbroker.state.cluster.cluster import Cluster
 
 STEP_MS = "mockbroker.max.request.step.ms"
 

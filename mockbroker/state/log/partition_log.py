@@ -1,0 +1,293 @@
+"""One partition's log: the v2 record batches producers sent, kept as bytes, with the indexes to serve them.
+
+- Batches are stored as the bytes that arrived (a view into the request frame), after the broker
+  stamped their base offset and partition leader epoch in place. Fetch hands the same views back.
+- Offset index: `base_offsets` is sorted; bisect finds the batch holding an offset. A fetch at an
+  offset inside a batch returns that whole batch, as Kafka does (the client skips the records below
+  its position).
+- Time index: `max_ts_running` is the running maximum of the batches' max timestamps, so bisect finds
+  the first batch that can hold a record with timestamp >= t.
+- Offsets: log start offset (first offset still served), high watermark (the log end offset, unless an
+  in-sync follower is behind: replicated_end, kept by state/cluster/replicas.py), last stable offset (the first offset of the earliest open transaction, else the high
+  watermark; open transactions are tracked by mockbroker.state.txn.coordinator).
+- Leader epochs: (epoch, start offset) entries, for OffsetForLeaderEpoch.
+
+No I/O and no asyncio: listeners registered with `add_append_listener` are plain callbacks (the fetch
+long-poll registers one that wakes its future). With a data dir, `sink` (state/storage_hooks.LogSink,
+None in memory) writes each batch before the log stores it, and hears of log start offset moves.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from mockbroker.protocol.records.batch import (
+    CONTROL_MASK,
+    TRANSACTIONAL_MASK,
+    Record,
+    RecordBatch,
+    last_sequence_of,
+)
+from mockbroker.state.log.producers import ProducerStateTable
+from mockbroker.state.log.segments import LogSegments
+from mockbroker.state.log.stored_batch import StoredBatch
+
+if TYPE_CHECKING:
+    from mockbroker.state.log.storage_hooks import LogSink
+
+__all__ = ["PartitionLog", "StoredBatch"]
+
+
+class PartitionLog:
+    sink: LogSink | None = None  # the partition's files (mockbroker/storage), None in memory mode
+
+    def __init__(self, topic: str, partition: int, leader_epoch: int = 0) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.batches: list[StoredBatch] = []
+        self.base_offsets: list[int] = []
+        self.max_ts_running: list[int] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0  # next offset to assign
+        self.leader_epoch = leader_epoch
+        self.epoch_starts: list[tuple[int, int]] = []  # (epoch, start offset), epochs increasing
+        # The end offset every in-sync replica has (state/cluster/replicas.py), when an ISR member is behind (a
+        # stalled follower): the high watermark stops there. None: every ISR member has the whole log.
+        self.replicated_end: int | None = None
+        self.size_bytes = 0
+        self._listeners: list[Callable[[], None]] = []
+        # First offsets of open transactions (producer_id -> first offset); see state/txn/coordinator.py.
+        self.open_txn_first_offsets: dict[int, int] = {}
+        self.producers = ProducerStateTable(f"{topic}-{partition}")
+        # Segment boundaries and the cleaner checkpoint (state/log/segments.py, cleaner.py, retention.py).
+        self.segments = LogSegments()
+
+    # -- offsets ---------------------------------------------------------------------------------
+    @property
+    def high_watermark(self) -> int:
+        if self.replicated_end is not None and self.replicated_end < self.log_end_offset:
+            return self.replicated_end
+        return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        if self.open_txn_first_offsets:
+            return min(min(self.open_txn_first_offsets.values()), self.high_watermark)
+        return self.high_watermark
+
+    def sync_open_txns(self) -> None:
+        """Recompute open_txn_first_offsets from the producer state (after producers.rebuild)."""
+        self.open_txn_first_offsets = {pid: e.current_txn_first_offset for pid, e in self.producers.entries.items()
+                                       if e.current_txn_first_offset >= 0}
+
+    # -- append ----------------------------------------------------------------------------------
+    def append(self, batch: RecordBatch, now_ms: int, *, log_append_time: bool = False) -> StoredBatch:
+        """Assign offsets to a validated batch (in place), store it, wake waiters."""
+        base = self.log_end_offset
+        batch.set_base_offset(base)
+        batch.set_partition_leader_epoch(self.leader_epoch)
+        if log_append_time:
+            batch.set_log_append_time(now_ms)
+        if self.sink is not None:
+            self.sink.append(batch, now_ms)  # on disk before the log holds it (may raise STORAGE_ERROR)
+        stored = self._store(batch, now_ms)
+        if stored.producer_id >= 0:
+            entry = self.producers.update(stored.producer_id, stored.producer_epoch, stored.base_sequence,
+                                          stored.last_sequence, stored.base_offset, stored.last_offset,
+                                          stored.max_timestamp, now_ms, is_transactional=stored.is_transactional,
+                                          is_control=stored.is_control)
+            # The last stable offset follows the producer's open transaction (a marker closes it).
+            if entry.current_txn_first_offset >= 0:
+                self.open_txn_first_offsets[stored.producer_id] = entry.current_txn_first_offset
+            else:
+                self.open_txn_first_offsets.pop(stored.producer_id, None)
+        self.notify()
+        return stored
+
+    def _store(self, batch: RecordBatch, now_ms: int) -> StoredBatch:
+        (base_offset, _length, _epoch, _magic, _crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
+         producer_id, producer_epoch, base_sequence, record_count) = batch.header()  # one unpack: the hot path
+        stored = StoredBatch(
+            base_offset=base_offset,
+            last_offset=base_offset + last_offset_delta,
+            max_timestamp=max_timestamp,
+            base_timestamp=base_timestamp,
+            data=batch.buffer,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=base_sequence,
+            last_sequence=last_sequence_of(base_sequence, last_offset_delta),
+            record_count=record_count,
+            is_transactional=bool(attributes & TRANSACTIONAL_MASK),
+            is_control=bool(attributes & CONTROL_MASK),
+            leader_epoch=self.leader_epoch,
+            append_time_ms=now_ms,
+        )
+        if not self.epoch_starts or self.epoch_starts[-1][0] != self.leader_epoch:
+            self.epoch_starts.append((self.leader_epoch, stored.base_offset))
+        self.batches.append(stored)
+        self.base_offsets.append(stored.base_offset)
+        prev = self.max_ts_running[-1] if self.max_ts_running else -1
+        self.max_ts_running.append(max(prev, stored.max_timestamp))
+        self.log_end_offset = stored.last_offset + 1
+        self.size_bytes += stored.size
+        self.segments.on_append(stored, now_ms)
+        return stored
+
+    # -- listeners (fetch long-poll) -------------------------------------------------------------
+    def add_append_listener(self, callback: Callable[[], None]) -> None:
+        self._listeners.append(callback)
+
+    def remove_append_listener(self, callback: Callable[[], None]) -> None:
+        try:
+            self._listeners.remove(callback)
+        except ValueError:
+            pass
+
+    def notify(self) -> None:
+        if self._listeners:
+            for cb in list(self._listeners):
+                cb()
+
+    # -- reads -----------------------------------------------------------------------------------
+    def index_of(self, offset: int) -> int:
+        """Index of the first batch whose last offset >= offset (len(batches) if none)."""
+        i = bisect.bisect_right(self.base_offsets, offset) - 1
+        if i < 0:
+            return 0
+        if self.batches[i].last_offset < offset:
+            return i + 1
+        return i
+
+    def read(self, offset: int, max_bytes: int, *, min_one: bool, upto: int | None = None) -> tuple[list[memoryview], int]:
+        """Whole batches from the one holding `offset`, up to max_bytes (the first one even if larger when
+        min_one), stopping before offset `upto` (the high watermark or the last stable offset). Both bounds
+        fall between batches (the last stable offset is the first offset of an open transaction's first
+        batch), so a batch starting below the bound ends below it too."""
+        limit = self.log_end_offset if upto is None else upto
+        out: list[memoryview] = []
+        total = 0
+        batches = self.batches
+        i = self.index_of(offset)
+        n = len(batches)
+        while i < n:
+            b = batches[i]
+            if b.base_offset >= limit:
+                break
+            if total + b.size > max_bytes and not (min_one and not out):
+                break
+            out.append(b.data)
+            total += b.size
+            i += 1
+        return out, total
+
+    def iter_batches(self, start: int = 0) -> Iterator[StoredBatch]:
+        i = self.index_of(start)
+        yield from self.batches[i:]
+
+    def records(self) -> Iterator[tuple[StoredBatch, Record]]:
+        """Every record with its batch, decoded (for inspection, not the hot path)."""
+        for b in self.batches:
+            if b.is_control:
+                continue
+            for rec in b.view().iter_records():
+                if rec.offset >= self.log_start_offset:
+                    yield b, rec
+
+    # -- time and epochs -------------------------------------------------------------------------
+    def offset_for_timestamp(self, target_ms: int) -> tuple[int, int, int] | None:
+        """(offset, timestamp, leader epoch) of the first record with timestamp >= target, or None."""
+        i = bisect.bisect_left(self.max_ts_running, target_ms)
+        i = max(i, self.index_of(self.log_start_offset))
+        for b in self.batches[i:]:
+            if b.max_timestamp < target_ms or b.is_control:
+                continue
+            for rec in b.view().iter_records():  # decoded one at a time: the search stops at the first match
+                if rec.offset >= self.log_start_offset and rec.timestamp >= target_ms:
+                    return rec.offset, rec.timestamp, b.leader_epoch
+        return None
+
+    def max_timestamp_offset(self) -> tuple[int, int, int] | None:
+        """(offset, timestamp, epoch) of the record with the largest timestamp (the first such)."""
+        best: StoredBatch | None = None
+        for b in self.batches[self.index_of(self.log_start_offset):]:
+            if b.is_control:
+                continue
+            if best is None or b.max_timestamp > best.max_timestamp:
+                best = b
+        if best is None:
+            return None
+        for rec in best.view().iter_records():
+            if rec.timestamp == best.max_timestamp:
+                return rec.offset, rec.timestamp, best.leader_epoch
+        return best.last_offset, best.max_timestamp, best.leader_epoch
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) as OffsetForLeaderEpoch answers: the largest epoch <= the one asked for,
+        and the start offset of the epoch after it (or the log end offset); (-1, -1) if unknown."""
+        if epoch > self.leader_epoch:
+            return -1, -1
+        if epoch == self.leader_epoch:
+            return epoch, self.log_end_offset
+        found = -1
+        end = self.log_end_offset
+        for k, (e, _start) in enumerate(self.epoch_starts):
+            if e <= epoch:
+                found = e
+                end = self.epoch_starts[k + 1][1] if k + 1 < len(self.epoch_starts) else self.log_end_offset
+        if found < 0:
+            # Smaller than every known epoch: Kafka answers it with the first known epoch's start offset.
+            return (epoch, self.epoch_starts[0][1]) if self.epoch_starts and epoch >= 0 else (-1, -1)
+        return found, end
+
+    # -- truncation from the end (an unclean leader election: state/cluster/replicas.py) -----------------
+    def truncate_to(self, offset: int, now_ms: int = 0) -> None:
+        """Drop every batch at or above `offset` (a batch boundary: where a replica's copy ended), as
+        Kafka's truncateTo: the log end moves back, leader-epoch entries starting there go, the producer
+        state is rebuilt from what is left. Parked fetches are woken."""
+        if offset >= self.log_end_offset:
+            return
+        offset = max(offset, self.log_start_offset)
+        keep = self.index_of(offset)
+        if keep < len(self.batches) and self.batches[keep].base_offset < offset:
+            keep += 1  # a batch holding `offset` ends above it: replicas copy whole batches, so it stays
+        for b in self.batches[keep:]:
+            self.size_bytes -= b.size
+        del self.batches[keep:]
+        del self.base_offsets[keep:]
+        del self.max_ts_running[keep:]
+        self.log_end_offset = self.batches[-1].last_offset + 1 if self.batches else offset
+        self.epoch_starts = [(e, start) for e, start in self.epoch_starts if start < self.log_end_offset]
+        self.segments.truncate_to(self, self.batches)
+        self.producers.rebuild(self.batches, now_ms)
+        self.sync_open_txns()
+        if self.sink is not None:
+            self.sink.segments_changed()  # the cut tail's segment files go too
+        self.notify()
+
+    # -- truncation from the front (retention, DeleteRecords) ------------------------------------
+    def truncate_before(self, offset: int, now_ms: int = 0) -> None:
+        """Move the log start offset to `offset` and drop the batches wholly below it.
+
+        The producer state is rebuilt from the batches that remain, so a producer whose batches are all
+        gone is forgotten (and then accepted with any sequence, KIP-360), as Kafka's truncateHead does."""
+        offset = min(max(offset, self.log_start_offset), self.log_end_offset)
+        self.log_start_offset = offset
+        keep_from = 0
+        while keep_from < len(self.batches) and self.batches[keep_from].last_offset < offset:
+            self.size_bytes -= self.batches[keep_from].size
+            keep_from += 1
+        if keep_from:
+            del self.batches[:keep_from]
+            del self.base_offsets[:keep_from]
+            del self.max_ts_running[:keep_from]
+            running = -1
+            for k, b in enumerate(self.batches):
+                running = max(running, b.max_timestamp)
+                self.max_ts_running[k] = running
+            self.producers.rebuild(self.batches, now_ms)
+            self.sync_open_txns()
+        if self.sink is not None:
+            self.sink.log_start_moved()
