@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.carried_on import CarriedOn
 from mockbroker.errors import ErrorCode
-from mockbroker.handlers.support.request_steps import CarriedOn
 from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, coordinator_node
 from mockbroker.state.fetch_sessions import FetchSessionCache

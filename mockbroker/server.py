@@ -256,7 +256,7 @@ class MockBroker:
                 tasks.append(task)
         if tasks:
             await asyncio.wait(tasks, timeout=2)
-        # requests whose connection went away mid-way (BrokerNode.carried_on, handlers/support/request_steps.py)
+        # requests whose connection went away mid-way (BrokerNode.carried_on, carried_on.py)
         await asyncio.gather(*(node.carried_on.finish(2) for node in self.nodes.values()))
         for server in servers:
             with contextlib.suppress(Exception):

@@ -13,16 +13,14 @@ The bound is measured (time.perf_counter, the time the loop is held), not estima
 a header tells how many records a batch declares but not what its payload decompresses to (one record
 of a 256 MiB value costs as much as its bytes). Requests on one connection still run one at a time, in
 order (connection.py), so only other connections move ahead. When a connection goes away while its
-request is between steps, the rest still runs (CarriedOn, owned by the node), as Kafka completes a request
+request is between steps, the rest still runs (mockbroker/carried_on.py, owned by the node), as Kafka completes a request
 it has read.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
 from time import perf_counter
-from typing import Any
 
 from mockbroker.state.cluster.cluster import Cluster
 
@@ -39,30 +37,3 @@ def step_seconds(cluster: Cluster) -> float:
 async def let_others_run() -> None:
     """Give the event loop one pass: every other connection's ready request is read and handled."""
     await asyncio.sleep(0)
-
-
-class CarriedOn:
-    """The rest of requests whose connection went away mid-way, run in tasks of their own: Kafka completes a
-    request it has read whatever becomes of its connection. Owned by the node that serves the requests
-    (BrokerNode.carried_on); the broker's stop waits for it (finish)."""
-
-    def __init__(self) -> None:
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    def start(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run `work` (the rest of a request) in a task of its own, on the running loop."""
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def finish(self, timeout_s: float) -> None:
-        """At the broker's stop, on its loop: let the work carried on finish (at most timeout_s), then
-        cancel it."""
-        tasks = set(self._tasks)
-        if not tasks:
-            return
-        _, pending = await asyncio.wait(tasks, timeout=timeout_s)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.wait(pending)
