@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mockbroker"
@@ -190,3 +192,119 @@ def test_no_code_imports_a_top_level_protocol_module() -> None:
                 found += [f"{path.relative_to(repo)}:{node.lineno}: {n}" for n in names
                           if n == "protocol" or n.startswith("protocol.")]
     assert found == [], f"imports of a top-level 'protocol' (use mockbroker.protocol): {found}"
+
+
+# -- the layer order of docs/architecture.md ------------------------------------------------------------
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+# The one import that goes up, by design: dispatch.load_handlers imports the handlers package (and, with
+# importlib, every module in it) so that each handler registers itself.
+UPWARD_BY_DESIGN = {("mockbroker.dispatch", "mockbroker.handlers")}
+_NAME = re.compile(r"(?:[\w]+/)*[\w]+(?:\.py|/)")
+
+
+def layer_blocks(text: str) -> list[list[list[str]]]:
+    """The fenced blocks of the architecture note's "## Layers" section: per block, its lines (top layer
+    first), each the names that stand at the start of the line (`cli.py`, `http/`, `state/log/`)."""
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```\n(.*?)```", section, flags=re.S)
+    out = []
+    for block in blocks:
+        lines = []
+        for line in block.splitlines():
+            names = []
+            for word in line.split():
+                if not _NAME.fullmatch(word):
+                    break
+                names.append(word)
+            if names:
+                lines.append(names)
+        out.append(lines)
+    return out
+
+
+def _matches(module: str, name: str) -> bool:
+    """Whether a module stands under a layer name: `cli.py` is mockbroker.cli, `http/` is mockbroker.http
+    and everything in it, `__init__.py` the package itself."""
+    dotted = "mockbroker." + name.removesuffix("/").removesuffix(".py").replace("/", ".")
+    if name == "__init__.py":
+        return module == "mockbroker"
+    if name.endswith("/__init__.py"):
+        return module == dotted.removesuffix(".__init__")
+    if name.endswith("/"):
+        return module == dotted or module.startswith(dotted + ".")
+    return module == dotted
+
+
+def layer_of(modules: set[str], layers: list[list[str]]) -> dict[str, int]:
+    """module -> the index of its line (0 = top); the most specific name wins where names nest."""
+    out: dict[str, int] = {}
+    for module in modules:
+        best: tuple[int, int] | None = None  # (length of the name, line)
+        for index, names in enumerate(layers):
+            for name in names:
+                if _matches(module, name) and (best is None or len(name) > best[0]):
+                    best = (len(name), index)
+        if best is not None:
+            out[module] = best[1]
+    return out
+
+
+def layer_violations(graph: dict[str, set[str]], layers: list[list[str]],
+                     allowed: AbstractSet[tuple[str, str]] = frozenset()) -> list[str]:
+    """Every import of a module on a line from a module on a line above it (a lower layer reaching up)."""
+    where = layer_of(set(graph), layers)
+    wrong = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            if module in where and target in where and where[target] < where[module] \
+                    and (module, target) not in allowed:
+                wrong.append(f"{module} (line {where[module] + 1}) imports {target} (line {where[target] + 1})")
+    return wrong
+
+
+def test_the_architecture_note_has_the_layer_blocks() -> None:
+    package_layers, state_layers = layer_blocks(ARCHITECTURE.read_text())
+    assert ["cli.py" in names for names in package_layers].count(True) == 1
+    assert package_layers[-1] == ["protocol/"] and len(package_layers) > 10
+    assert all(name.startswith("state/") for names in state_layers for name in names)
+
+
+def test_every_module_stands_on_a_layer() -> None:
+    package_layers, state_layers = layer_blocks(ARCHITECTURE.read_text())
+    modules = set(import_graph())
+    assert set(layer_of(modules, package_layers)) == modules, "place new modules in docs/architecture.md"
+    in_state = {m for m in modules if m.startswith("mockbroker.state.")}
+    assert set(layer_of(in_state, state_layers)) == in_state
+
+
+def test_each_layer_imports_only_from_those_below() -> None:
+    package_layers, state_layers = layer_blocks(ARCHITECTURE.read_text())
+    graph = import_graph()
+    assert layer_violations(graph, package_layers, UPWARD_BY_DESIGN) == []
+    state_graph = {m: {t for t in targets if t.startswith("mockbroker.state.")}
+                   for m, targets in graph.items() if m.startswith("mockbroker.state.")}
+    assert layer_violations(state_graph, state_layers) == []
+
+
+def test_the_layer_check_finds_an_import_that_goes_up() -> None:
+    """On a deliberately wrong graph: the model importing the server, a room of state/ importing one
+    above it, and a folder's module importing its own folder (same line: allowed)."""
+    package_layers, state_layers = layer_blocks(ARCHITECTURE.read_text())
+    graph = {
+        "mockbroker.server": {"mockbroker.state.log.partition_log", "mockbroker.connection"},
+        "mockbroker.state.log.partition_log": {"mockbroker.server", "mockbroker.state.configs"},
+        "mockbroker.handlers.k01_fetch": {"mockbroker.handlers.support.leader_hints", "mockbroker.connection"},
+        "mockbroker.handlers.support.leader_hints": set(), "mockbroker.state.configs": set(),
+        "mockbroker.connection": set(),
+    }
+    assert layer_violations(graph, package_layers) == [
+        "mockbroker.handlers.k01_fetch (line 7) imports mockbroker.connection (line 5)",
+        "mockbroker.state.log.partition_log (line 14) imports mockbroker.server (line 3)",
+    ]
+    rooms = {"mockbroker.state.log.cleaner": {"mockbroker.state.groups.offsets"},
+             "mockbroker.state.groups.offsets": {"mockbroker.state.log.cleaner"}}
+    assert layer_violations(rooms, state_layers) == [
+        "mockbroker.state.log.cleaner (line 5) imports mockbroker.state.groups.offsets (line 3)"]
+    assert layer_violations(import_graph(), package_layers) == [
+        "mockbroker.dispatch (line 9) imports mockbroker.handlers (line 7)"]  # the one upward by design
