@@ -64,7 +64,8 @@ def fetch_group(ctx: RequestContext, coordinator: GroupCoordinator, group_id: st
             t = cluster.topic(topic)
             if by_id and t is None:
                 continue
-            out.append(Msg(name=topic, topic_id=t.topic_id if t is not None else None, partitions=partitions))
+            ids = {"topic_id": t.topic_id} if t is not None and by_id else {}  # v10+ (the v0-7 topics[] has none)
+            out.append(Msg(name=topic, partitions=partitions, **ids))
         return ErrorCode.NONE, out
     for req_topic in topics:
         name = req_topic.name
@@ -85,7 +86,7 @@ def fetch_group(ctx: RequestContext, coordinator: GroupCoordinator, group_id: st
                 partitions.append(_partition(p))
             else:
                 partitions.append(_partition(p, found.offset, found.leader_epoch, found.metadata))
-        out.append(Msg(name=name, topic_id=req_topic.get("topic_id"), partitions=partitions))
+        out.append(Msg(name=name, partitions=partitions, **({"topic_id": req_topic.topic_id} if by_id else {})))
     return ErrorCode.NONE, out
 
 
