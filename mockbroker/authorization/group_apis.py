@@ -42,7 +42,7 @@ def group_member(access: Access, header: RequestHeader, req: Msg, call: Call) ->
 
 
 def topic_partition_errors(topics: list[Msg], code: ErrorCode) -> list[Msg]:
-    return [Msg(name=t.name, topic_id=t.get("topic_id"), partitions=[
+    return [Msg(name=t.name, **({"topic_id": t.topic_id} if "topic_id" in t else {}), partitions=[
         Msg(partition_index=p.partition_index, error_code=code) for p in t.partitions]) for t in topics]
 
 
@@ -57,7 +57,7 @@ def offset_commit(access: Access, header: RequestHeader, req: Msg, call: Call) -
 
 
 def _unauthorized_offsets(topics: list[Msg]) -> list[Msg]:
-    return [Msg(name=t.name, topic_id=t.get("topic_id"), partitions=[
+    return [Msg(name=t.name, **({"topic_id": t.topic_id} if "topic_id" in t else {}), partitions=[
         Msg(partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="", error_code=TOPIC_DENIED)
         for p in t.partition_indexes]) for t in topics]
 
