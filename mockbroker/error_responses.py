@@ -142,4 +142,4 @@ def error_response(api_key: int, version: int, req: Msg, code: ErrorCode) -> Msg
     builder = _BUILDERS.get(api_key)
     if builder is not None:
         return builder(req, code)
-    return Msg(error_code=code, throttle_time_ms=0)
+    return Msg(error_code=code)  # throttle_time_ms (where the version has one) takes its default, 0
