@@ -101,3 +101,14 @@ def test_a_decoded_message_re_encodes_with_its_unknown_tags() -> None:
 def test_requests_are_checked_too() -> None:
     with pytest.raises(EncodeError, match=r"'topic_name' in MetadataRequest.topics\[\] \(MetadataRequest v12"):
         encode_request(METADATA, 12, Msg(topics=[Msg(topic_name="t")]))
+
+
+def test_a_field_of_another_struct_of_the_same_message_is_refused() -> None:
+    # topic_id is a field of OffsetFetchResponse.groups[].topics[] (v10+), never of the v0-7 topics[].
+    msg = Msg(throttle_time_ms=0, error_code=0, topics=[Msg(name="t", topic_id=uuid.uuid4(), partitions=[])])
+    with pytest.raises(EncodeError, match=r"'topic_id' in OffsetFetchResponse.topics\[\] \(OffsetFetchResponse v7"):
+        encode_response(9, 7, msg)
+    topic_id = uuid.uuid4()
+    group = Msg(group_id="g", error_code=0, topics=[Msg(name="t", topic_id=topic_id, partitions=[])])
+    decoded = decode_response(9, 10, encode_response(9, 10, Msg(groups=[group])).getvalue())
+    assert decoded.groups[0].topics[0].topic_id == topic_id
