@@ -94,7 +94,7 @@ def error_response(api_key: int, version: int, req: Msg, code: ErrorCode) -> Msg
     spec = REGISTRY.get(api_key)
     if spec is not None and spec.error_response is not None:
         return spec.error_response(req, code, version)
-    return Msg(error_code=code, throttle_time_ms=0)
+    return Msg(error_code=code)  # throttle_time_ms left to its default: SaslHandshake/SaslAuthenticate have none
 
 
 def carries_error(api_key: int, version: int) -> bool:

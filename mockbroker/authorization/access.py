@@ -106,5 +106,5 @@ def split(access: Access, op: AclOperation, entries: list[Msg], name_of: Any) ->
 
 def partition_errors(topics: list[Msg], code: ErrorCode) -> list[Msg]:
     """OffsetCommit / TxnOffsetCommit answers: `code` on every partition of these request topics."""
-    return [Msg(name=t.name, topic_id=t.get("topic_id"), partitions=[
+    return [Msg(name=t.name, **({"topic_id": t.topic_id} if "topic_id" in t else {}), partitions=[
         Msg(partition_index=p.partition_index, error_code=code) for p in t.partitions]) for t in topics]

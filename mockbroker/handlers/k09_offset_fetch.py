@@ -80,7 +80,8 @@ def fetch_group(ctx: RequestContext, coordinator: GroupCoordinator, group_id: st
             t = cluster.topic(topic)
             if by_id and t is None:
                 continue
-            out.append(Msg(name=topic, topic_id=t.topic_id if t is not None else None, partitions=partitions))
+            ids = {"topic_id": t.topic_id} if t is not None and by_id else {}  # v10+ (the v0-7 topics[] has none)
+            out.append(Msg(name=topic, partitions=partitions, **ids))
         return ErrorCode.NONE, out
     for req_topic in topics:
         name = req_topic.name
@@ -101,7 +102,7 @@ def fetch_group(ctx: RequestContext, coordinator: GroupCoordinator, group_id: st
                 partitions.append(_partition(p))
             else:
                 partitions.append(_partition(p, found.offset, found.leader_epoch, found.metadata))
-        out.append(Msg(name=name, topic_id=req_topic.get("topic_id"), partitions=partitions))
+        out.append(Msg(name=name, partitions=partitions, **({"topic_id": req_topic.topic_id} if by_id else {})))
     return ErrorCode.NONE, out
 
 
@@ -120,7 +121,7 @@ def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
 
 
 def _refused_offsets(topics: list[Msg]) -> list[Msg]:
-    return [Msg(name=t.name, topic_id=t.get("topic_id"), partitions=[
+    return [Msg(name=t.name, **({"topic_id": t.topic_id} if "topic_id" in t else {}), partitions=[
         Msg(partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="",
             error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         for p in t.partition_indexes]) for t in topics]

@@ -8,7 +8,10 @@ Values are `Msg` objects: dicts whose keys are the snake_case field names (Topic
 readable as attributes (`req.topic_data`). On decode every field of the struct is present: the ones
 the version does not carry get their schema default, so a handler can read `req.transactional_id` for
 any Produce version. On encode a missing key takes its default; keys the version does not carry are
-ignored. Unknown tagged fields are kept under the key `_unknown_tags` as (tag, bytes) pairs and written
+ignored when some version of the struct has them (one Msg built for every version: throttle_time_ms at
+v0), and refused when none has (a misspelling, another message's field): EncodeError naming the key, the
+struct's path (ProduceResponse.responses[].partition_responses[]), the API and the version, never a frame
+with the field left at its default. Unknown tagged fields are kept under the key `_unknown_tags` as (tag, bytes) pairs and written
 back on encode.
 
 Type mapping: intN/uintN -> int, float64 -> float, bool -> bool, string -> str (None when null),
@@ -20,7 +23,7 @@ input (no copy) on decode; on encode a records value may be bytes-like or a list
 from __future__ import annotations
 
 import uuid as _uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._generated.specs import MESSAGES
@@ -226,17 +229,25 @@ class StructCodec:
     """Reads and writes one struct (a message body or a nested struct) at one version: `decode(reader)`
     and `encode(writer, mapping)` are compiled from the field list (mockbroker/protocol/struct_compiler.py)."""
 
-    __slots__ = ("regular", "tagged", "tag_map", "flexible", "absent", "decode", "encode", "_sources")
+    __slots__ = ("regular", "tagged", "tag_map", "flexible", "absent", "decode", "encode", "_sources", "known",
+                 "path", "where")
 
     decode: Callable[[Reader], Msg]
     encode: Callable[[Writer, Mapping[str, Any]], None]
 
     def __init__(self, fields: tuple[Any, ...], version: int, flexible: bool,
-                 newest: tuple[Any, ...] | None = None) -> None:
+                 newest: tuple[Any, ...] | None = None, others: Sequence[tuple[Any, ...]] = (),
+                 path: str = "struct", where: str = "") -> None:
         """fields: the struct's spec for the segment holding `version`. newest: the same struct in the
         newest segment, when that is another one: its fields missing here are decoded as defaults too,
-        so a handler reads every field of today's schema at any version."""
+        so a handler reads every field of today's schema at any version. others: the same struct in the
+        other segments (with fields and newest, every name the encoder accepts). path: the struct's place
+        in its message (ProduceResponse.responses[]); where: the message and version, for errors."""
         self.flexible = flexible
+        self.path = path
+        self.where = where
+        specs = [fields, *([newest] if newest else []), *others]
+        self.known = frozenset({"_unknown_tags", *(spec[0] for variant in specs for spec in variant)})
         self.regular: list[_Field] = []
         self.tagged: list[_Field] = []
         self.absent: list[_Field] = []
@@ -247,7 +258,9 @@ class StructCodec:
             compact = flexible and not never_flex
             if ftype in ("struct", "[]struct"):
                 twin = newest_by_name.get(name)
-                child = StructCodec(sub, version, flexible, twin[8] if twin else None)
+                kin = [spec[8] for variant in specs[1:] for spec in variant if spec[0] == name and spec[8]]
+                child = StructCodec(sub, version, flexible, twin[8] if twin else None, kin,
+                                    f"{path}.{name}{'[]' if ftype == '[]struct' else ''}", where)
                 if ftype == "struct":
                     read, write = _struct_read(child, nullable), _struct_write(child, nullable)
                 else:
@@ -286,7 +299,8 @@ class StructCodec:
         self.tag_map = {f.tag: f for f in self.tagged}
         self.decode, decode_source = compile_decode(self.regular, self.tagged, self.absent, flexible, Msg,
                                                     self._decode_tagged)
-        self.encode, encode_source = compile_encode(self.regular, flexible, bool(self.tagged), self._encode_tagged)
+        self.encode, encode_source = compile_encode(self.regular, flexible, bool(self.tagged), self._encode_tagged,
+                                                    self.known, self._refuse)
         self._sources = (decode_source, encode_source)
 
     def source(self) -> str:
@@ -308,6 +322,13 @@ class StructCodec:
         defaults = self.defaults()
         merged = {**defaults, **{k: v for k, v in value.items() if k != "_unknown_tags" or v}}
         return merged == defaults
+
+    def _refuse(self, m: Mapping[str, Any]) -> None:
+        """A mapping with keys no version of this struct has: EncodeError naming them (a bug of ours)."""
+        unknown = sorted(str(k) for k in m if k not in self.known)
+        where = f" ({self.where})" if self.where else ""
+        raise EncodeError(f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in "
+                          f"{self.path}{where}: no version of the schema has {'them' if len(unknown) > 1 else 'it'}")
 
     def _decode_tagged(self, r: Reader, m: Msg) -> None:
         """The tagged fields on the wire into m (unknown ones under _unknown_tags), defaults for the rest."""
@@ -408,9 +429,13 @@ def struct_codec(api_key: int, version: int, kind: int) -> StructCodec:
     codec = _CACHE.get(key)
     if codec is None:
         lo, hi, flex_from, fields = _segment(api_key, kind, version)
-        newest = MESSAGES[api_key][kind][-1][3]
+        segments = MESSAGES[api_key][kind]
+        newest = segments[-1][3]
+        others = [seg[3] for seg in segments if seg[3] is not fields and seg[3] is not newest]
+        name = api_name(api_key) + ("Request" if kind == REQUEST else "Response")
         codec = StructCodec(fields, version, flex_from is not None and version >= flex_from,
-                            newest if newest is not fields else None)
+                            newest if newest is not fields else None, others, name,
+                            f"{name} v{version}, API key {api_key}")
         _CACHE[key] = codec
     return codec
 
