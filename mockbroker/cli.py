@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--http-host", help="address of the control endpoint (default: the --host / MOCKBROKER_HOST)")
     p.add_argument("--no-env", action="store_true", help="ignore KAFKA_* / MOCKBROKER_* environment variables")
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING (default), ERROR")
+    p.add_argument("--defaults", choices=["kafka", "test"],
+                   help="kafka (default): Kafka's defaults; test: the test defaults, group.initial.rebalance.delay.ms=0 "
+                        "(MOCKBROKER_DEFAULTS; the image's). Explicit settings win either way")
     sec = p.add_argument_group("security")
     sec.add_argument("--security-protocol-map", metavar="NAME:PROTOCOL,...",
                      help="the security protocol of each --listener (default: a listener named after a protocol "
@@ -141,7 +144,7 @@ def flags_from_args(args: argparse.Namespace) -> Flags:
         node_id=args.node_id, cluster_id=args.cluster_id, partitions=args.partitions,
         auto_create=False if args.no_auto_create else None, config=list(args.config), topics=list(args.topic),
         http_host=args.http_host, http_port=args.http_port, log_level=args.log_level, brokers=args.brokers,
-        data_dir=args.data_dir,
+        data_dir=args.data_dir, defaults=args.defaults,
     )
 
 

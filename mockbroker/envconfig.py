@@ -57,6 +57,7 @@ from mockbroker.envparsers import (
     accepted,
     advertised_listeners,
     bound_listeners,
+    choice,
     integer,
     items,
     log_level,
@@ -164,6 +165,7 @@ class Flags:
     log_level: str | None = None
     brokers: int | None = None
     data_dir: str | None = None
+    defaults: str | None = None
 
 
 @dataclass
@@ -185,6 +187,7 @@ class BrokerSettings:
     users: dict[str, str] = field(default_factory=dict)  # SASL users (KAFKA_CLIENT_USERS / _PASSWORDS)
     ssl_ca_out: str | None = None  # where to write the CA certificate clients should trust
     data_dir: str | None = None  # log.dirs / log.dir / --data-dir: persistence (mockbroker/storage); None: memory
+    defaults: str = "kafka"  # MockBroker's defaults: kafka (the command's), test (MOCKBROKER_DEFAULTS=test, the image)
 
     def broker_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for MockBroker(...) (brokers only when more than one)."""
@@ -193,6 +196,7 @@ class BrokerSettings:
             "cluster_id": self.cluster_id,
             "config": dict(self.config),
             "listeners": [spec.to_listener(self.node_id) for spec in self.listeners],
+            "defaults": self.defaults,
         } | ({"users": dict(self.users)} if self.users else {}) | (
             {"data_dir": self.data_dir} if self.data_dir else {})
 
@@ -267,6 +271,9 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("MOCKBROKER_HTTP_PORT",           None,                                      "mockbroker.http.port",   integer("the HTTP port", 0, 65535), True),
     EnvVar("MOCKBROKER_LOG_LEVEL",           None,                                      "mockbroker.log.level",   log_level, True),
     EnvVar("MOCKBROKER_BROKERS",             None,                                      "mockbroker.brokers",     integer("the broker count", 1, 64), True),
+    # test: start from the test defaults (server.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0), as the
+    # image does; kafka (the command's default): Kafka's own. Explicit settings win either way.
+    EnvVar("MOCKBROKER_DEFAULTS",            None,                                      "mockbroker.defaults",    choice("the defaults", ("kafka", "test")), True),
     # -- security: users (bitnami's lists), where the throwaway CA goes (sasl.enabled.mechanisms, ssl.client.auth,
     #    ssl.keystore.* / ssl.truststore.* / ssl.key.password come through the spelling rule below)
     EnvVar("KAFKA_CLIENT_USERS",             None,                                      "mockbroker.client.users", items, True),
@@ -369,6 +376,7 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
         ("mockbroker.log.level", flags.log_level or None, "--log-level"),
         ("mockbroker.brokers", flags.brokers, "--brokers"),
         ("log.dirs", flags.data_dir, "--data-dir"),
+        ("mockbroker.defaults", flags.defaults, "--defaults"),
     ]
     for key, flag_value, flag in given:
         if flag_value is not None:
@@ -554,6 +562,7 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.http_host = props.value("mockbroker.http.host") or props.value("mockbroker.host") or DEFAULT_HOST
     out.log_level = props.value("mockbroker.log.level", "WARNING")
     out.brokers = props.value("mockbroker.brokers", 1)
+    out.defaults = props.value("mockbroker.defaults", "kafka")
     out.users = _users(props)
     out.ssl_ca_out = props.value("mockbroker.ssl.ca.out")
     out.data_dir = _data_dir(props)

@@ -141,6 +141,17 @@ def integer(what: str, lo: int | None = None, hi: int | None = None) -> Parser:
     return lambda setting: _int(setting, what, lo, hi)
 
 
+def choice(what: str, options: tuple[str, ...]) -> Parser:
+    """A parser of one of `options` (case-insensitive; the option's own spelling out)."""
+    def parse(setting: Setting) -> str:
+        value = setting.value.strip().lower()
+        for option in options:
+            if option.lower() == value:
+                return option
+        raise ConfigError(f"{setting.origin}={setting.value!r}: {what} must be one of {', '.join(options)}")
+    return parse
+
+
 def text(setting: Setting) -> str:
     return setting.value
 

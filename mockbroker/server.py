@@ -65,6 +65,14 @@ log = logging.getLogger("mockbroker")
 T = TypeVar("T")
 # Kafka checks for expired producer ids every producer.id.expiration.check.interval.ms (10 minutes).
 PRODUCER_EXPIRATION_CHECK_MS = 600_000
+# The settings a broker for tests starts with unless told otherwise (`MockBroker(defaults="test")`, the
+# default; the pytest fixtures; the image through MOCKBROKER_DEFAULTS=test): Kafka's defaults that only make
+# tests wait. An explicit setting (config=..., an environment variable, --config) wins. The `mockbroker`
+# command starts with Kafka's defaults (defaults="kafka") unless told.
+# - group.initial.rebalance.delay.ms 3000 -> 0: a new classic group's first JoinGroup is answered at once
+#   (what testcontainers' Kafka module and Kafka's own test harness set).
+TEST_DEFAULTS: dict[str, Any] = {"group.initial.rebalance.delay.ms": 0}
+DEFAULTS_CHOICES = ("test", "kafka")
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,7 @@ class MockBroker(NodeControl, AclApi):
         data_dir: str | os.PathLike[str] | None = None,
         acls: bool | None = None,
         super_users: list[str] | None = None,
+        defaults: str = "test",
     ) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
@@ -139,8 +148,12 @@ class MockBroker(NodeControl, AclApi):
         acls: True turns Kafka's StandardAuthorizer on (as config["authorizer.class.name"] does): every
             request is checked against the ACLs (add_acl, CreateAcls); super_users=["User:admin"] (or
             config["super.users"]) may do everything, and turns it on too.
+        defaults: "test" (the default) starts from TEST_DEFAULTS (group.initial.rebalance.delay.ms=0) under
+            `config`; "kafka" starts from Kafka's own defaults (group.initial.rebalance.delay.ms=3000).
         """
-        settings = dict(config or {})
+        if defaults not in DEFAULTS_CHOICES:
+            raise ValueError(f"defaults must be one of {', '.join(DEFAULTS_CHOICES)}, got {defaults!r}")
+        settings = dict(TEST_DEFAULTS if defaults == "test" else {}) | dict(config or {})
         if partitions is not None:
             settings["num.partitions"] = partitions
         if auto_create_topics is not None:
