@@ -33,7 +33,9 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from mockbroker.cliargs import Choice, ExistingFile, IntRange, NewFile, Parser
 from mockbroker.envconfig import BrokerSettings, ConfigError, Flags, build_settings, describe
+from mockbroker.envparsers import LOG_LEVELS
 
 if TYPE_CHECKING:
     from mockbroker.server import MockBroker
@@ -41,8 +43,14 @@ if TYPE_CHECKING:
 log = logging.getLogger("mockbroker.cli")
 
 
+INT_MAX = 2**31 - 1
+
+
+PORT = IntRange("a port", 0, 65535)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="mockbroker",
         description="A Kafka-compatible broker for tests. Subcommands: serve (the default), healthcheck.",
         epilog="Environment: KAFKA_* / KAFKA_CFG_* settings as the Kafka images read them, CLUSTER_ID, "
@@ -50,18 +58,21 @@ def build_parser() -> argparse.ArgumentParser:
                "MOCKBROKER_LOG_LEVEL (see docker/README.md). Flags win over the environment.",
     )
     p.add_argument("--host", help="address to bind (default 127.0.0.1, or MOCKBROKER_HOST)")
-    p.add_argument("--port", type=int, help="port to bind; 0 picks a free one (default 9092)")
+    p.add_argument("--port", type=PORT, help="port to bind; 0 picks a free one (default 9092)")
     p.add_argument("--advertised-host", help="host that Metadata advertises (default: the bind host)")
-    p.add_argument("--advertised-port", type=int, help="port that Metadata advertises (default: the bound port)")
+    p.add_argument("--advertised-port", type=IntRange("an advertised port", 1, 65535),
+                   help="port that Metadata advertises (default: the bound port)")
     p.add_argument("--listener", action="append", default=[], metavar="NAME://HOST:PORT",
                    help="a named listener to bind, as Kafka's listeners setting (repeatable)")
     p.add_argument("--advertised-listener", action="append", default=[], metavar="NAME://HOST:PORT",
                    help="what Metadata advertises to clients of listener NAME (repeatable)")
-    p.add_argument("--node-id", type=int, help="this broker's node id (default 1)")
-    p.add_argument("--brokers", type=int, help="nodes to run in this process (default 1; MOCKBROKER_BROKERS): ids "
-                   "node-id, node-id+1, ...; each its own listeners, on the next ports (port 0: free ones)")
+    p.add_argument("--node-id", type=IntRange("a node id", 0, INT_MAX), help="this broker's node id (default 1)")
+    p.add_argument("--brokers", type=IntRange("the broker count", 1, 64),
+                   help="nodes to run in this process (default 1; MOCKBROKER_BROKERS): ids node-id, node-id+1, "
+                        "...; each its own listeners, on the next ports (port 0: free ones)")
     p.add_argument("--cluster-id", help="cluster id (default: random)")
-    p.add_argument("--partitions", type=int, help="partitions of auto-created topics (default 1)")
+    p.add_argument("--partitions", type=IntRange("a partition count", 1, INT_MAX),
+                   help="partitions of auto-created topics (default 1)")
     p.add_argument("--topic", action="append", default=[], metavar="NAME[:PARTITIONS]",
                    help="create a topic at start (repeatable)")
     p.add_argument("--no-auto-create", action="store_true", help="disable auto topic creation")
@@ -69,11 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "(KAFKA_LOG_DIRS / log.dirs; default: in memory only)")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="a broker setting in Kafka's name, e.g. log.retention.ms=60000 (repeatable)")
-    p.add_argument("--http-port", type=int, help="serve the HTTP control endpoint on this port (0: a free one)")
+    p.add_argument("--http-port", type=IntRange("the HTTP port", 0, 65535),
+                   help="serve the HTTP control endpoint on this port (0: a free one)")
     p.add_argument("--http-host", help="address of the control endpoint (default: the --host / MOCKBROKER_HOST)")
     p.add_argument("--no-env", action="store_true", help="ignore KAFKA_* / MOCKBROKER_* environment variables")
-    p.add_argument("--log-level", help="DEBUG, INFO, WARNING (default), ERROR")
-    p.add_argument("--defaults", choices=["kafka", "test"],
+    p.add_argument("--log-level", type=Choice("the log level", LOG_LEVELS), metavar="LEVEL",
+                   help="DEBUG, INFO, WARNING (default), ERROR, CRITICAL")
+    p.add_argument("--defaults", type=Choice("the defaults", ("kafka", "test")), metavar="{kafka,test}",
                    help="kafka (default): Kafka's defaults; test: the test defaults, group.initial.rebalance.delay.ms=0 "
                         "(MOCKBROKER_DEFAULTS; the image's). Explicit settings win either way")
     sec = p.add_argument_group("security")
@@ -84,17 +97,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a user who may log in with every enabled SASL mechanism (repeatable)")
     sec.add_argument("--sasl-mechanisms", metavar="M1,M2",
                      help="enabled SASL mechanisms (default PLAIN,SCRAM-SHA-256,SCRAM-SHA-512)")
-    sec.add_argument("--ssl-certfile", help="PEM server certificate (chain) of the TLS listeners")
-    sec.add_argument("--ssl-keyfile", help="PEM private key of --ssl-certfile")
+    sec.add_argument("--ssl-certfile", type=ExistingFile(), help="PEM server certificate (chain) of the TLS listeners")
+    sec.add_argument("--ssl-keyfile", type=ExistingFile(), help="PEM private key of --ssl-certfile")
     sec.add_argument("--ssl-key-password", help="password of --ssl-keyfile")
-    sec.add_argument("--ssl-keystore", help="PKCS12 keystore instead of --ssl-certfile/--ssl-keyfile")
+    sec.add_argument("--ssl-keystore", type=ExistingFile(), help="PKCS12 keystore instead of --ssl-certfile/--ssl-keyfile")
     sec.add_argument("--ssl-keystore-password")
-    sec.add_argument("--ssl-cafile", help="PEM CAs trusted for client certificates (mTLS)")
-    sec.add_argument("--ssl-truststore", help="PKCS12 truststore instead of --ssl-cafile")
+    sec.add_argument("--ssl-cafile", type=ExistingFile(), help="PEM CAs trusted for client certificates (mTLS)")
+    sec.add_argument("--ssl-truststore", type=ExistingFile(), help="PKCS12 truststore instead of --ssl-cafile")
     sec.add_argument("--ssl-truststore-password")
-    sec.add_argument("--ssl-client-auth", choices=["none", "requested", "required"],
-                     help="Kafka's ssl.client.auth (default none)")
-    sec.add_argument("--ssl-ca-out", metavar="PATH", help="write the CA certificate clients should trust here")
+    sec.add_argument("--ssl-client-auth", type=Choice("ssl.client.auth", ("none", "requested", "required")),
+                     metavar="{none,requested,required}", help="Kafka's ssl.client.auth (default none)")
+    sec.add_argument("--ssl-ca-out", metavar="PATH", type=NewFile(),
+                     help="write the CA certificate clients should trust here")
     return p
 
 
@@ -123,7 +137,14 @@ def security_kwargs(args: argparse.Namespace) -> dict[str, object]:
     if users:
         kwargs["users"] = users
     if args.sasl_mechanisms:
-        kwargs["sasl_mechanisms"] = [m.strip().upper() for m in args.sasl_mechanisms.split(",") if m.strip()]
+        from mockbroker.security.protocols import SERVED_MECHANISMS
+
+        mechanisms = [m.strip().upper() for m in args.sasl_mechanisms.split(",") if m.strip()]
+        unknown = [m for m in mechanisms if m not in SERVED_MECHANISMS]
+        if unknown or not mechanisms:
+            raise ValueError(f"--sasl-mechanisms={args.sasl_mechanisms!r}: SASL mechanisms not served: "
+                             f"{', '.join(unknown) or '(none given)'} (served: {', '.join(SERVED_MECHANISMS)})")
+        kwargs["sasl_mechanisms"] = mechanisms
     tls_flags = (args.ssl_certfile, args.ssl_keyfile, args.ssl_keystore, args.ssl_cafile, args.ssl_truststore,
                  args.ssl_client_auth)
     if any(flag is not None for flag in tls_flags):
@@ -165,6 +186,34 @@ def listening_line(broker: MockBroker) -> str:
     return "mockbroker listening on " + ", ".join(parts)
 
 
+def bind_error(broker: MockBroker, exc: OSError) -> str:
+    """One line naming the listener that could not be bound (asyncio's message names its address) and why."""
+    text = str(exc)
+    failed = [lst for lst in broker.cluster.listeners if f"({lst.host!r}, {lst.port})" in text]
+    why = text.rpartition("): ")[2] if failed else (exc.strerror or text)
+    shown = failed or broker.cluster.listeners
+    where = ", ".join(f"{lst.name} {lst.host}:{lst.port} (node {lst.node_id})" for lst in shown)
+    return f"cannot listen on {where}: {why}"
+
+
+# Kafka settings that name a file the broker reads at start: checked before starting, so the message names them.
+FILE_SETTINGS = ("ssl.keystore.location", "ssl.truststore.location")
+
+
+def check_files(settings: BrokerSettings) -> None:
+    """ConfigError naming the variable or flag of a file setting whose file is missing, or of a CA output
+    path that cannot be written."""
+    for key in FILE_SETTINGS:
+        path = settings.config.get(key, "").strip()
+        if path and not os.path.isfile(path):
+            raise ConfigError(f"{settings.origins.get(key, key)}={path!r}: no such file")
+    if settings.ssl_ca_out is not None:
+        try:
+            NewFile()(settings.ssl_ca_out)
+        except argparse.ArgumentTypeError as exc:
+            raise ConfigError(f"MOCKBROKER_SSL_CA_OUT={exc}") from None
+
+
 def _fail(message: str, code: int) -> int:
     print(f"mockbroker: {message}", file=sys.stderr, flush=True)
     return code
@@ -188,12 +237,16 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
     except KafkaError as exc:
         return _fail(f"bad setting: {exc.message or exc}", 2)
     except DataDirError as exc:
-        return _fail(str(exc), 2)
+        origin = settings.origins.get("log.dirs") or settings.origins.get("log.dir")
+        return _fail(f"{origin}: {exc}" if origin else str(exc), 2)
     except (ValueError, OSError) as exc:
         return _fail(f"bad security setting: {exc}", 2)
     if ca_out is not None and tls is not None:
-        with open(ca_out, "wb") as f:
-            f.write(tls.ca_pem)
+        try:
+            with open(ca_out, "wb") as f:
+                f.write(tls.ca_pem)
+        except OSError as exc:
+            return _fail(f"cannot write the CA certificate to {ca_out!r}: {exc.strerror or exc}", 2)
     if settings.rack is not None:
         broker.cluster.nodes[settings.node_id].rack = settings.rack
     for spec in settings.topics:
@@ -207,8 +260,7 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
         await broker.start()
     except OSError as exc:
         await broker.stop()
-        where = ", ".join(f"{s.name} {s.host}:{s.port}" for s in settings.listeners)
-        return _fail(f"cannot listen on {where}: {exc}", 1)
+        return _fail(bind_error(broker, exc), 1)
     control = None
     if settings.http_port is not None:
         from mockbroker.control_http import ControlServer
@@ -253,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(exc), 2)
     try:
         settings = build_settings({} if args.no_env else os.environ, flags_from_args(args))
+        check_files(settings)
     except ConfigError as exc:
         return _fail(str(exc), 2)
     logging.basicConfig(level=getattr(logging, settings.log_level, logging.WARNING),
