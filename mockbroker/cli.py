@@ -126,16 +126,8 @@ def security_protocol_map(args: argparse.Namespace) -> None:
 
 
 def security_kwargs(args: argparse.Namespace) -> dict[str, object]:
-    """MockBroker keyword arguments for users, SASL mechanisms and TLS."""
+    """MockBroker keyword arguments for SASL mechanisms and TLS."""
     kwargs: dict[str, object] = {}
-    users = {}
-    for item in args.user:
-        name, sep, password = item.partition(":")
-        if not sep or not name:
-            raise ValueError(f"--user wants NAME:PASSWORD, got {item!r}")
-        users[name] = password
-    if users:
-        kwargs["users"] = users
     if args.sasl_mechanisms:
         from mockbroker.security.protocols import SERVED_MECHANISMS
 
@@ -165,7 +157,7 @@ def flags_from_args(args: argparse.Namespace) -> Flags:
         node_id=args.node_id, cluster_id=args.cluster_id, partitions=args.partitions,
         auto_create=False if args.no_auto_create else None, config=list(args.config), topics=list(args.topic),
         http_host=args.http_host, http_port=args.http_port, log_level=args.log_level, brokers=args.brokers,
-        data_dir=args.data_dir, defaults=args.defaults,
+        data_dir=args.data_dir, defaults=args.defaults, users=list(args.user),
     )
 
 
@@ -184,6 +176,17 @@ def listening_line(broker: MockBroker) -> str:
         shown = bound if bound == public else f"{bound} (advertised as {public})"
         parts.append(shown if lst.security_protocol == "PLAINTEXT" else f"{shown} [{lst.security_protocol}]")
     return "mockbroker listening on " + ", ".join(parts)
+
+
+def log_settings(settings: BrokerSettings) -> None:
+    """The unknown settings (one WARNING line), the other warnings, and what the settings resolve to (INFO)."""
+    line = settings.unknown_line()
+    if line is not None:
+        log.warning("%s", line)
+    for warning in settings.warnings:
+        log.warning("%s", warning)
+    for text in describe(settings):
+        log.info("%s", text)
 
 
 def bind_error(broker: MockBroker, exc: OSError) -> str:
@@ -227,9 +230,6 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
 
     kwargs = settings.broker_kwargs()
     security = dict(security or {})
-    users = {**kwargs.pop("users", {}), **security.pop("users", {})}  # type: ignore[dict-item]
-    if users:
-        security["users"] = users
     ca_out = ca_out or settings.ssl_ca_out
     try:
         broker = MockBroker(**kwargs, **security)  # type: ignore[arg-type]
@@ -241,6 +241,7 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
         return _fail(f"{origin}: {exc}" if origin else str(exc), 2)
     except (ValueError, OSError) as exc:
         return _fail(f"bad security setting: {exc}", 2)
+    log_settings(settings)  # once the broker could be made: an error stays the only line
     if ca_out is not None and tls is not None:
         try:
             with open(ca_out, "wb") as f:
@@ -310,13 +311,6 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(exc), 2)
     logging.basicConfig(level=getattr(logging, settings.log_level, logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    line = settings.unknown_line()
-    if line is not None:
-        log.warning("%s", line)
-    for warning in settings.warnings:
-        log.warning("%s", warning)
-    for text in describe(settings):
-        log.info("%s", text)
     try:
         return asyncio.run(serve(settings, security, args.ssl_ca_out))
     except KeyboardInterrupt:

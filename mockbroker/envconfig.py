@@ -67,6 +67,9 @@ from mockbroker.envtable import (
     is_plumbing,
 )
 from mockbroker.errors import KafkaError
+from mockbroker.security.jaas import JaasError
+from mockbroker.security.protocols import SERVED_MECHANISMS
+from mockbroker.security.settings import JAAS_FILE, SCRAM_CREDENTIALS, is_security_setting, sasl_logins
 from mockbroker.state.cluster import Listener
 from mockbroker.state.configs import BROKER_CONFIGS, parse_value
 
@@ -122,6 +125,7 @@ class Flags:
     brokers: int | None = None
     data_dir: str | None = None
     defaults: str | None = None
+    users: list[str] = field(default_factory=list)  # NAME:PASSWORD
 
 
 @dataclass
@@ -372,7 +376,9 @@ def _listeners(props: Props, flags: Flags, out: BrokerSettings) -> None:
 def _broker_config(props: Props, out: BrokerSettings) -> None:
     for key, setting in props.broker_settings():
         d = BROKER_CONFIGS.get(key)
-        if d is not None:
+        if is_security_setting(key):
+            pass  # read by mockbroker/security/settings.py (the JAAS ones checked in _sasl below)
+        elif d is not None:
             try:
                 parse_value(d, setting.value)
             except KafkaError as exc:
@@ -390,6 +396,42 @@ def _broker_config(props: Props, out: BrokerSettings) -> None:
             if name in props:
                 out.config[ms_key] = str(props.value(name) * factor)
                 break
+
+
+def _sasl(props: Props, out: BrokerSettings) -> None:
+    """The JAAS file of KAFKA_OPTS and the SCRAM credentials go to the broker's settings; every JAAS setting is
+    read now, so a mistake is one message naming its variable; options no login module takes are listed with
+    the unknown settings; a SASL listener with no user to log in is one warning."""
+    mechanisms = out.config.get("sasl.enabled.mechanisms", "")
+    unknown = [m.strip() for m in mechanisms.split(",") if m.strip() and m.strip().upper() not in SERVED_MECHANISMS]
+    if unknown:
+        raise ConfigError(f"{out.origins['sasl.enabled.mechanisms']}={mechanisms!r}: SASL mechanisms not served: "
+                          f"{', '.join(unknown)} (served: {', '.join(SERVED_MECHANISMS)})")
+    opts = props.setting("mockbroker.kafka.opts")
+    jaas_file = props.value("mockbroker.kafka.opts", {}).get(JAAS_FILE)
+    if jaas_file:
+        out.config[JAAS_FILE] = jaas_file
+        out.origins[JAAS_FILE] = f"{opts.origin} -D{JAAS_FILE}"  # type: ignore[union-attr]
+    scram = props.setting("mockbroker.scram.credentials")
+    if scram is not None:
+        out.config[SCRAM_CREDENTIALS] = props.value("mockbroker.scram.credentials")
+        out.origins[SCRAM_CREDENTIALS] = scram.origin
+    try:
+        logins = sasl_logins(out.config)
+    except JaasError as exc:
+        key = exc.key or ""
+        origin = out.origins.get(key, key)
+        shown = origin if key in origin or key == SCRAM_CREDENTIALS else f"{origin} ({key})"
+        raise ConfigError(f"{shown}: {exc}") from None
+    for option, key in logins.unknown.items():
+        out.unknown[option] = out.origins.get(key, key)
+    sasl = [spec for spec in out.listeners if spec.security_protocol.startswith("SASL_")]
+    oauth = "OAUTHBEARER" in out.config.get("sasl.enabled.mechanisms", "").upper() or logins.oauth is not None
+    if sasl and not (logins.has_users or out.users or oauth):
+        names_ = ", ".join(f"{spec.name} ({spec.security_protocol})" for spec in sasl)
+        out.warnings.append(f"SASL listener {names_} has no user: no client can log in (give KAFKA_CLIENT_USERS and "
+                            "KAFKA_CLIENT_PASSWORDS, a JAAS config with user_<name>=\"<password>\", or "
+                            "MOCKBROKER_SCRAM_CREDENTIALS)")
 
 
 def _topics(props: Props, flags: Flags, out: BrokerSettings) -> None:
@@ -430,7 +472,8 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.brokers = props.value("mockbroker.brokers", 1)
     out.defaults = props.value("mockbroker.defaults", "kafka")
     _node_ports(props, out)
-    out.users = _users(props)
+    out.users = _users(props, flags)
+    _sasl(props, out)
     out.ssl_ca_out = props.value("mockbroker.ssl.ca.out")
     out.data_dir = _data_dir(props, out)
     return out
@@ -459,8 +502,9 @@ def _data_dir(props: Props, out: BrokerSettings) -> str | None:
     return None
 
 
-def _users(props: Props) -> dict[str, str]:
-    """KAFKA_CLIENT_USERS=alice,bob with KAFKA_CLIENT_PASSWORDS=secret1,secret2 (bitnami's spelling)."""
+def _users(props: Props, flags: Flags) -> dict[str, str]:
+    """KAFKA_CLIENT_USERS=alice,bob with KAFKA_CLIENT_PASSWORDS=secret1,secret2 (bitnami's spelling), then
+    --user NAME:PASSWORD (which wins for its name)."""
     names_ = props.value("mockbroker.client.users") or []
     passwords_setting = props.setting("mockbroker.client.passwords")
     passwords = [p.strip() for p in props.value("mockbroker.client.passwords", "").split(",")] if passwords_setting else []
@@ -471,7 +515,13 @@ def _users(props: Props) -> dict[str, str]:
                           else "KAFKA_CLIENT_PASSWORDS (not set)")
         raise ConfigError(f"{users_text} names {len(names_)} user(s) but {passwords_text} gives "
                           f"{len(passwords)} password(s): give one password per user, in the same order")
-    return dict(zip(names_, passwords, strict=True))
+    users = dict(zip(names_, passwords, strict=True))
+    for item in flags.users:
+        name, sep, password = item.partition(":")
+        if not sep or not name:
+            raise ConfigError(f"--user wants NAME:PASSWORD, got {item!r}")
+        users[name] = password
+    return users
 
 
 def describe(settings: BrokerSettings) -> Iterable[str]:

@@ -200,6 +200,28 @@ def accepted(setting: Setting) -> None:
     return None
 
 
+def jvm_options(setting: Setting) -> dict[str, str]:
+    """KAFKA_OPTS: the JVM's -Dname=value system properties (other options are the JVM's own: ignored)."""
+    import shlex
+
+    try:
+        words = shlex.split(setting.value)
+    except ValueError as exc:
+        raise ConfigError(f"{setting.origin}={setting.value!r}: {exc}") from None
+    return dict(word[2:].partition("=")[::2] for word in words if word.startswith("-D") and len(word) > 2)
+
+
+def scram_credentials(setting: Setting) -> str:
+    """SCRAM-SHA-256=[name=NAME,password=PASSWORD] ... (kafka-storage format's --add-scram), checked here."""
+    from mockbroker.security.settings import parse_scram_credentials
+
+    try:
+        parse_scram_credentials(setting.value)
+    except ValueError as exc:
+        raise ConfigError(f"{setting.origin}: {exc}") from None
+    return setting.value
+
+
 def bound_listeners(setting: Setting) -> list[tuple[str, str, int]]:
     return parse_listeners(setting)
 

@@ -15,11 +15,13 @@ from mockbroker.envparsers import (
     choice,
     integer,
     items,
+    jvm_options,
     log_level,
     mockbroker_topics,
     names,
     parse_protocol_map,
     roles,
+    scram_credentials,
     separator,
     text,
 )
@@ -27,7 +29,7 @@ from mockbroker.envparsers import (
 # Image plumbing, not broker settings: accepted silently (JVM, logging, image scripts, image-level
 # TLS/SASL users of bitnami, KRaft storage formatting).
 PLUMBING_VARS = frozenset({
-    "KAFKA_HEAP_OPTS", "KAFKA_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_DEBUG",
+    "KAFKA_HEAP_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_DEBUG",
     "KAFKA_VERSION", "KAFKA_HOME", "KAFKA_ENABLE_KRAFT", "KAFKA_TOOLS_LOG4J_LOGLEVEL",
     "KAFKA_MOUNTED_CONF_DIR", "KAFKA_CONF_FILE", "KAFKA_CONF_DIR",
     "KAFKA_BASE_DIR", "KAFKA_VOLUME_DIR", "KAFKA_DATA_DIR", "KAFKA_DAEMON_USER", "KAFKA_DAEMON_GROUP",
@@ -136,6 +138,12 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     #    ssl.keystore.* / ssl.truststore.* / ssl.key.password come through the spelling rule below)
     EnvVar("KAFKA_CLIENT_USERS",             None,                                      "mockbroker.client.users", items, True),
     EnvVar("KAFKA_CLIENT_PASSWORDS",         None,                                      "mockbroker.client.passwords", text, True),
+    # -- SASL logins: a JAAS file (KAFKA_OPTS=-Djava.security.auth.login.config=/path, as apache/kafka and cp-kafka
+    #    take it; the other JVM options are ignored), SCRAM credentials in kafka-storage format's --add-scram form
+    #    (those images make them with the storage tool, not from the environment). sasl.jaas.config and
+    #    listener.name.<listener>.<mechanism>.sasl.jaas.config come through the spelling rule.
+    EnvVar("KAFKA_OPTS",                     None,                                      "mockbroker.kafka.opts",  jvm_options, True),
+    EnvVar("MOCKBROKER_SCRAM_CREDENTIALS",   None,                                      "mockbroker.scram.credentials", scram_credentials, True),
     EnvVar("MOCKBROKER_SSL_CA_OUT",          None,                                      "mockbroker.ssl.ca.out",  text, True),
     # Every other KAFKA_<NAME> / KAFKA_CFG_<NAME>: the broker setting <name> (env_to_setting), checked by
     # its own parser in state/configs.py when mockbroker models it.

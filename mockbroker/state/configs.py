@@ -506,7 +506,18 @@ def describe_broker_entries(broker: BrokerConfig, *, per_broker: bool) -> list[C
             value = None
         out.append(ConfigEntry(name, value, source, d.type, name not in DYNAMIC_BROKER_CONFIGS, False, synonyms))
     for name, raw in sorted(broker.unknown.items()):
+        if is_sensitive(name):  # Kafka's PASSWORD settings: no value shown, is_sensitive set
+            out.append(ConfigEntry(name, None, ConfigSource.STATIC_BROKER_CONFIG, ConfigType.PASSWORD, True, True,
+                                   ((name, None, ConfigSource.STATIC_BROKER_CONFIG),)))
+            continue
         synonyms = tuple(_broker_synonyms(broker, name))
         out.append(ConfigEntry(name, raw, ConfigSource.STATIC_BROKER_CONFIG, ConfigType.UNKNOWN, True, False,
                                synonyms))
     return out
+
+
+def is_sensitive(name: str) -> bool:
+    """A setting whose value DescribeConfigs hides, as Kafka hides its PASSWORD-type settings (JAAS configs,
+    passwords, private keys; mockbroker's SCRAM credentials)."""
+    return (name.endswith(("sasl.jaas.config", "password", ".secret", "ssl.keystore.key"))
+            or name == "mockbroker.scram.credentials")
