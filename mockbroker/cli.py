@@ -38,6 +38,7 @@ from mockbroker.envconfig import BrokerSettings, ConfigError, Flags, build_setti
 from mockbroker.envparsers import LOG_LEVELS
 
 if TYPE_CHECKING:
+    from mockbroker.security.tls import TlsConfig
     from mockbroker.server import MockBroker
 
 log = logging.getLogger("mockbroker.cli")
@@ -112,44 +113,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def security_protocol_map(args: argparse.Namespace) -> None:
-    """--security-protocol-map NAME:PROTOCOL,... is Kafka's listener.security.protocol.map setting (checked
-    here, so a mistake names the flag)."""
-    if args.security_protocol_map:
-        from mockbroker.security.protocols import parse_protocol_map
-
-        try:
-            parse_protocol_map(args.security_protocol_map)
-        except ValueError as exc:
-            raise ValueError(f"--security-protocol-map: {exc}") from None
-        args.config.append(f"listener.security.protocol.map={args.security_protocol_map}")
-
-
-def security_kwargs(args: argparse.Namespace) -> dict[str, object]:
-    """MockBroker keyword arguments for SASL mechanisms and TLS."""
-    kwargs: dict[str, object] = {}
-    if args.sasl_mechanisms:
-        from mockbroker.security.protocols import SERVED_MECHANISMS
-
-        mechanisms = [m.strip().upper() for m in args.sasl_mechanisms.split(",") if m.strip()]
-        unknown = [m for m in mechanisms if m not in SERVED_MECHANISMS]
-        if unknown or not mechanisms:
-            raise ValueError(f"--sasl-mechanisms={args.sasl_mechanisms!r}: SASL mechanisms not served: "
-                             f"{', '.join(unknown) or '(none given)'} (served: {', '.join(SERVED_MECHANISMS)})")
-        kwargs["sasl_mechanisms"] = mechanisms
-    tls_flags = (args.ssl_certfile, args.ssl_keyfile, args.ssl_keystore, args.ssl_cafile, args.ssl_truststore,
-                 args.ssl_client_auth)
-    if any(flag is not None for flag in tls_flags):
-        from mockbroker.security.tls import TlsConfig
-
-        kwargs["tls"] = TlsConfig(
-            certfile=args.ssl_certfile, keyfile=args.ssl_keyfile, key_password=args.ssl_key_password,
-            keystore=args.ssl_keystore, keystore_password=args.ssl_keystore_password, cafile=args.ssl_cafile,
-            truststore=args.ssl_truststore, truststore_password=args.ssl_truststore_password,
-            client_auth=args.ssl_client_auth or "none")
-    return kwargs
-
-
 def flags_from_args(args: argparse.Namespace) -> Flags:
     return Flags(
         host=args.host, port=args.port, advertised_host=args.advertised_host, advertised_port=args.advertised_port,
@@ -158,7 +121,23 @@ def flags_from_args(args: argparse.Namespace) -> Flags:
         auto_create=False if args.no_auto_create else None, config=list(args.config), topics=list(args.topic),
         http_host=args.http_host, http_port=args.http_port, log_level=args.log_level, brokers=args.brokers,
         data_dir=args.data_dir, defaults=args.defaults, users=list(args.user),
+        security_protocol_map=args.security_protocol_map, sasl_mechanisms=args.sasl_mechanisms,
+        tls=tls_flags(args), ssl_ca_out=args.ssl_ca_out,
     )
+
+
+def tls_flags(args: argparse.Namespace) -> TlsConfig | None:
+    """The TLS key material and client auth of the --ssl-* flags (None: none given)."""
+    given = (args.ssl_certfile, args.ssl_keyfile, args.ssl_keystore, args.ssl_cafile, args.ssl_truststore,
+             args.ssl_client_auth)
+    if all(flag is None for flag in given):
+        return None
+    from mockbroker.security.tls import TlsConfig
+
+    return TlsConfig(certfile=args.ssl_certfile, keyfile=args.ssl_keyfile, key_password=args.ssl_key_password,
+                     keystore=args.ssl_keystore, keystore_password=args.ssl_keystore_password, cafile=args.ssl_cafile,
+                     truststore=args.ssl_truststore, truststore_password=args.ssl_truststore_password,
+                     client_auth=args.ssl_client_auth or "none")
 
 
 def parse_topic(spec: str) -> tuple[str, int]:
@@ -170,7 +149,7 @@ def listening_line(broker: MockBroker) -> str:
     """"mockbroker listening on HOST:PORT" (the bound address), plus the advertised one if different; every
     listener of every node, in node order."""
     parts = []
-    for lst in broker.cluster.listeners:
+    for lst in broker.listeners:
         bound = f"{lst.host}:{lst.port}"
         public = f"{lst.public_host}:{lst.public_port}"
         shown = bound if bound == public else f"{bound} (advertised as {public})"
@@ -192,9 +171,9 @@ def log_settings(settings: BrokerSettings) -> None:
 def bind_error(broker: MockBroker, exc: OSError) -> str:
     """One line naming the listener that could not be bound (asyncio's message names its address) and why."""
     text = str(exc)
-    failed = [lst for lst in broker.cluster.listeners if f"({lst.host!r}, {lst.port})" in text]
+    failed = [lst for lst in broker.listeners if f"({lst.host!r}, {lst.port})" in text]
     why = text.rpartition("): ")[2] if failed else (exc.strerror or text)
-    shown = failed or broker.cluster.listeners
+    shown = failed or broker.listeners
     where = ", ".join(f"{lst.name} {lst.host}:{lst.port} (node {lst.node_id})" for lst in shown)
     return f"cannot listen on {where}: {why}"
 
@@ -222,18 +201,15 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-async def serve(settings: BrokerSettings, security: dict[str, object] | None = None,
-                ca_out: str | None = None) -> int:
+async def serve(settings: BrokerSettings) -> int:
+    """Make the broker from `settings` alone (security and the topics to create included), start it, print
+    its addresses, and serve until SIGINT/SIGTERM."""
     from mockbroker.errors import KafkaError
     from mockbroker.server import MockBroker
     from mockbroker.storage import DataDirError
 
-    kwargs = settings.broker_kwargs()
-    security = dict(security or {})
-    ca_out = ca_out or settings.ssl_ca_out
     try:
-        broker = MockBroker(**kwargs, **security)  # type: ignore[arg-type]
-        tls = broker.security.tls
+        broker = MockBroker(**settings.broker_kwargs())
     except KafkaError as exc:
         return _fail(f"bad setting: {exc.message or exc}", 2)
     except DataDirError as exc:
@@ -242,21 +218,6 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
     except (ValueError, OSError) as exc:
         return _fail(f"bad security setting: {exc}", 2)
     log_settings(settings)  # once the broker could be made: an error stays the only line
-    if ca_out is not None and tls is not None:
-        try:
-            with open(ca_out, "wb") as f:
-                f.write(tls.ca_pem)
-        except OSError as exc:
-            return _fail(f"cannot write the CA certificate to {ca_out!r}: {exc.strerror or exc}", 2)
-    if settings.rack is not None:
-        broker.cluster.nodes[settings.node_id].rack = settings.rack
-    for spec in settings.topics:
-        if broker.cluster.topic(spec.name) is not None:
-            continue  # kept in the data dir from an earlier run (Kafka's images skip existing topics too)
-        try:
-            broker.cluster.create_topic(spec.name, spec.partitions, spec.replication_factor, dict(spec.config))
-        except KafkaError as exc:
-            return _fail(f"cannot create topic {spec.name} (from {spec.origin}): {exc.message or exc}", 2)
     try:
         await broker.start()
     except OSError as exc:
@@ -279,8 +240,8 @@ async def serve(settings: BrokerSettings, security: dict[str, object] | None = N
         except (NotImplementedError, RuntimeError):
             pass
     print(listening_line(broker), flush=True)
-    if tls is not None and tls.ca_file is not None:
-        print(f"mockbroker TLS CA certificate in {ca_out or tls.ca_file}", flush=True)
+    if any(lst.security_protocol in ("SSL", "SASL_SSL") for lst in broker.listeners) and broker.tls.ca_file:
+        print(f"mockbroker TLS CA certificate in {settings.ssl_ca_out or broker.tls.ca_file}", flush=True)
     if control is not None:
         print(f"mockbroker control endpoint on {control.url}", flush=True)
     await stop.wait()
@@ -300,18 +261,17 @@ def main(argv: list[str] | None = None) -> int:
         argv = argv[1:]
     args = build_parser().parse_args(argv)
     try:
-        security_protocol_map(args)
-        security = security_kwargs(args)
-    except ValueError as exc:
-        return _fail(str(exc), 2)
+        flags = flags_from_args(args)
+    except ValueError as exc:  # TlsConfig's checks of the --ssl-* flags
+        return _fail(f"--ssl-* flags: {exc}", 2)
     try:
-        settings = build_settings({} if args.no_env else os.environ, flags_from_args(args))
+        settings = build_settings({} if args.no_env else os.environ, flags)
         check_files(settings)
     except ConfigError as exc:
         return _fail(str(exc), 2)
     logging.basicConfig(level=getattr(logging, settings.log_level, logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return asyncio.run(serve(settings, security, args.ssl_ca_out))
+        return asyncio.run(serve(settings))
     except KeyboardInterrupt:
         return 0

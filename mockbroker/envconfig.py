@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockbroker.envparsers import (
     SECURITY_PROTOCOLS,
@@ -72,6 +72,9 @@ from mockbroker.security.protocols import SERVED_MECHANISMS
 from mockbroker.security.settings import JAAS_FILE, SCRAM_CREDENTIALS, is_security_setting, sasl_logins
 from mockbroker.state.cluster import Listener
 from mockbroker.state.configs import BROKER_CONFIGS, parse_value
+
+if TYPE_CHECKING:
+    from mockbroker.security.tls import TlsConfig
 
 __all__ = ["BrokerSettings", "ConfigError", "ENVIRONMENT", "EnvVar", "Flags", "ListenerSpec", "Setting", "TopicSpec",
            "build_settings", "describe", "env_to_setting"]
@@ -126,6 +129,11 @@ class Flags:
     data_dir: str | None = None
     defaults: str | None = None
     users: list[str] = field(default_factory=list)  # NAME:PASSWORD
+    # security: listener.security.protocol.map and sasl.enabled.mechanisms in Kafka's forms; TLS key material
+    security_protocol_map: str | None = None
+    sasl_mechanisms: str | None = None
+    tls: TlsConfig | None = None  # the --ssl-* key material flags
+    ssl_ca_out: str | None = None
 
 
 @dataclass
@@ -149,17 +157,28 @@ class BrokerSettings:
     ssl_ca_out: str | None = None  # where to write the CA certificate clients should trust
     data_dir: str | None = None  # log.dirs / log.dir / --data-dir: persistence (mockbroker/storage); None: memory
     defaults: str = "kafka"  # MockBroker's defaults: kafka (the command's), test (MOCKBROKER_DEFAULTS=test, the image)
+    tls: TlsConfig | None = None  # from the --ssl-* flags (None: Kafka's ssl.* settings, else a throwaway CA)
 
     def broker_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for MockBroker(...) (brokers only when more than one)."""
-        return ({"brokers": self.brokers} if self.brokers > 1 else {}) | {
+        """Keyword arguments for MockBroker(...): everything the broker needs, security and the topics to create
+        included (brokers, users, data_dir, racks, topics, tls and ssl_ca_out only when given)."""
+        kwargs: dict[str, Any] = {
             "node_id": self.node_id,
             "cluster_id": self.cluster_id,
             "config": dict(self.config),
             "listeners": [spec.to_listener(self.node_id) for spec in self.listeners],
             "defaults": self.defaults,
-        } | ({"users": dict(self.users)} if self.users else {}) | (
-            {"data_dir": self.data_dir} if self.data_dir else {})
+        }
+        optional = {
+            "brokers": self.brokers if self.brokers > 1 else None,
+            "users": dict(self.users),
+            "data_dir": self.data_dir,
+            "racks": [self.rack] + [None] * (self.brokers - 1) if self.rack is not None else None,
+            "topics": list(self.topics),
+            "tls": self.tls,
+            "ssl_ca_out": self.ssl_ca_out,
+        }
+        return kwargs | {key: value for key, value in optional.items() if value}
 
     def unknown_line(self) -> str | None:
         """The one WARNING line listing the settings mockbroker does not know (None if there are none)."""
@@ -243,6 +262,9 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
         ("mockbroker.brokers", flags.brokers, "--brokers"),
         ("log.dirs", flags.data_dir, "--data-dir"),
         ("mockbroker.defaults", flags.defaults, "--defaults"),
+        ("listener.security.protocol.map", flags.security_protocol_map, "--security-protocol-map"),
+        ("sasl.enabled.mechanisms", flags.sasl_mechanisms, "--sasl-mechanisms"),
+        ("mockbroker.ssl.ca.out", flags.ssl_ca_out, "--ssl-ca-out"),
     ]
     for key, flag_value, flag in given:
         if flag_value is not None:
@@ -404,9 +426,12 @@ def _sasl(props: Props, out: BrokerSettings) -> None:
     the unknown settings; a SASL listener with no user to log in is one warning."""
     mechanisms = out.config.get("sasl.enabled.mechanisms", "")
     unknown = [m.strip() for m in mechanisms.split(",") if m.strip() and m.strip().upper() not in SERVED_MECHANISMS]
-    if unknown:
+    if unknown or ("sasl.enabled.mechanisms" in out.config and not mechanisms.strip()
+                   and out.origins["sasl.enabled.mechanisms"] == "--sasl-mechanisms"):
         raise ConfigError(f"{out.origins['sasl.enabled.mechanisms']}={mechanisms!r}: SASL mechanisms not served: "
-                          f"{', '.join(unknown)} (served: {', '.join(SERVED_MECHANISMS)})")
+                          f"{', '.join(unknown) or '(none given)'} (served: {', '.join(SERVED_MECHANISMS)})")
+    if mechanisms:
+        out.config["sasl.enabled.mechanisms"] = ",".join(m.strip().upper() for m in mechanisms.split(",") if m.strip())
     opts = props.setting("mockbroker.kafka.opts")
     jaas_file = props.value("mockbroker.kafka.opts", {}).get(JAAS_FILE)
     if jaas_file:
@@ -475,6 +500,7 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.users = _users(props, flags)
     _sasl(props, out)
     out.ssl_ca_out = props.value("mockbroker.ssl.ca.out")
+    out.tls = flags.tls
     out.data_dir = _data_dir(props, out)
     return out
 

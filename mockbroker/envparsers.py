@@ -84,7 +84,7 @@ def parse_protocol_map(setting: Setting) -> dict[str, str]:
         if not sep or not name or not proto:
             raise ConfigError(f"{setting.origin}: {item!r} is not NAME:PROTOCOL")
         if proto not in SECURITY_PROTOCOLS:
-            raise ConfigError(f"{setting.origin}: {item!r}: unknown security protocol {proto} "
+            raise ConfigError(f"{setting.origin}: {item!r} is not NAME:PROTOCOL: unknown security protocol {proto} "
                               f"(one of {', '.join(SECURITY_PROTOCOLS)})")
         if name in out and out[name] != proto:
             raise ConfigError(f"{setting.origin}: listener {name} is mapped twice")

@@ -43,6 +43,7 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
 from mockbroker.security.settings import security_from_settings
+from mockbroker.startup import create_start_topics, starting_settings, write_ca
 from mockbroker.state import leadership, reassignments
 from mockbroker.state.appender import Appender
 from mockbroker.state.cleaner import CleanerStats
@@ -58,6 +59,7 @@ from mockbroker.state.txn_metadata import TransactionInfo
 from mockbroker.storage import data_dir_from_config
 
 if TYPE_CHECKING:
+    from mockbroker.envparsers import TopicSpec
     from mockbroker.security.oauth import OAuthConfig
     from mockbroker.security.tls import BrokerTls, TlsConfig
 
@@ -65,14 +67,6 @@ log = logging.getLogger("mockbroker")
 T = TypeVar("T")
 # Kafka checks for expired producer ids every producer.id.expiration.check.interval.ms (10 minutes).
 PRODUCER_EXPIRATION_CHECK_MS = 600_000
-# The settings a broker for tests starts with unless told otherwise (`MockBroker(defaults="test")`, the
-# default; the pytest fixtures; the image through MOCKBROKER_DEFAULTS=test): Kafka's defaults that only make
-# tests wait. An explicit setting (config=..., an environment variable, --config) wins. The `mockbroker`
-# command starts with Kafka's defaults (defaults="kafka") unless told.
-# - group.initial.rebalance.delay.ms 3000 -> 0: a new classic group's first JoinGroup is answered at once
-#   (what testcontainers' Kafka module and Kafka's own test harness set).
-TEST_DEFAULTS: dict[str, Any] = {"group.initial.rebalance.delay.ms": 0}
-DEFAULTS_CHOICES = ("test", "kafka")
 
 
 @dataclass(frozen=True)
@@ -126,6 +120,8 @@ class MockBroker(NodeControl, AclApi):
         acls: bool | None = None,
         super_users: list[str] | None = None,
         defaults: str = "test",
+        topics: list[TopicSpec] | None = None,
+        ssl_ca_out: str | None = None,
     ) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
@@ -148,12 +144,9 @@ class MockBroker(NodeControl, AclApi):
         acls: True turns Kafka's StandardAuthorizer on (as config["authorizer.class.name"] does): every
             request is checked against the ACLs (add_acl, CreateAcls); super_users=["User:admin"] (or
             config["super.users"]) may do everything, and turns it on too.
-        defaults: "test" (the default) starts from TEST_DEFAULTS (group.initial.rebalance.delay.ms=0) under
-            `config`; "kafka" starts from Kafka's own defaults (group.initial.rebalance.delay.ms=3000).
+        defaults: "test" (the default): `config` over mockbroker/startup.py TEST_DEFAULTS; "kafka": over Kafka's.
         """
-        if defaults not in DEFAULTS_CHOICES:
-            raise ValueError(f"defaults must be one of {', '.join(DEFAULTS_CHOICES)}, got {defaults!r}")
-        settings = dict(TEST_DEFAULTS if defaults == "test" else {}) | dict(config or {})
+        settings = starting_settings(defaults, config)
         if partitions is not None:
             settings["num.partitions"] = partitions
         if auto_create_topics is not None:
@@ -210,6 +203,8 @@ class MockBroker(NodeControl, AclApi):
                                         aborted_index=lambda: self.node.txn_coordinator.aborted, security=self.security)
             load_coordinators(self.cluster, lambda: self.node.group_coordinator, self.node.txn_coordinator,
                               log.warning)
+        create_start_topics(self.cluster, topics or [])
+        write_ca(self.security, ssl_ca_out)  # TLS material made now: bad key material fails here, not at start
         self.faults = Faults()
         self.requests = RequestRecord()
         self.node_latency_ms: dict[int, int] = {}  # set_latency (mockbroker/node_control.py)
@@ -316,6 +311,11 @@ class MockBroker(NodeControl, AclApi):
         first = self.cluster.listeners[0]
         same = [lst for lst in self.cluster.listeners if lst.name == first.name]
         return ",".join(f"{lst.public_host}:{lst.public_port}" for lst in same)
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """Every listener of every node, in node order (bound ports once started)."""
+        return list(self.cluster.listeners)
 
     def listener(self, name: str) -> Listener:
         """The listener called name."""
