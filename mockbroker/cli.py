@@ -13,14 +13,17 @@ Security (mockbroker/security): a listener named PLAINTEXT, SSL, SASL_PLAINTEXT 
 protocol; other names take --security-protocol-map NAME:PROTOCOL,... (Kafka's
 listener.security.protocol.map). Users come from --user NAME:PASSWORD; TLS listeners use a generated
 CA unless --ssl-certfile/--ssl-keyfile or --ssl-keystore are given (--ssl-ca-out writes the CA's PEM).
+Every flag and variable ends in one settings object (envconfig.BrokerSettings), security included, whose
+broker_kwargs() make the broker; nothing here changes the broker after it is made.
 
 Configured from the environment too, as the Kafka images are (KAFKA_LISTENERS, KAFKA_ADVERTISED_LISTENERS,
 KAFKA_NODE_ID, KAFKA_CFG_*, KAFKA_CREATE_TOPICS, MOCKBROKER_TOPICS, ...: see mockbroker/envconfig.py);
 flags win over the environment; --no-env ignores it.
 
 Prints one line with the bound (and advertised) addresses once the broker accepts connections, then,
-when the control endpoint is on, a second line with its URL. A configuration that cannot work exits
-with code 2 and one message; an address that cannot be bound, with code 1.
+when the control endpoint is on, a second line with its URL. A flag, variable or configuration that cannot
+work exits with code 2 and one line naming it (no usage block: that is --help's; mockbroker/cliargs.py); an
+address that cannot be bound, with code 1 and one line naming it.
 """
 
 from __future__ import annotations
@@ -56,7 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="A Kafka-compatible broker for tests. Subcommands: serve (the default), healthcheck.",
         epilog="Environment: KAFKA_* / KAFKA_CFG_* settings as the Kafka images read them, CLUSTER_ID, "
                "KAFKA_CREATE_TOPICS, MOCKBROKER_TOPICS, MOCKBROKER_HTTP_PORT, MOCKBROKER_HOST, "
-               "MOCKBROKER_LOG_LEVEL (see docker/README.md). Flags win over the environment.",
+               "MOCKBROKER_LOG_LEVEL, MOCKBROKER_DEFAULTS; SASL users from KAFKA_CLIENT_USERS/_PASSWORDS, JAAS "
+               "(KAFKA_SASL_JAAS_CONFIG, KAFKA_LISTENER_NAME_<L>_<MECH>_SASL_JAAS_CONFIG, KAFKA_OPTS="
+               "-Djava.security.auth.login.config=FILE) and MOCKBROKER_SCRAM_CREDENTIALS (see docker/README.md). "
+               "Flags win over the environment.",
     )
     p.add_argument("--host", help="address to bind (default 127.0.0.1, or MOCKBROKER_HOST)")
     p.add_argument("--port", type=PORT, help="port to bind; 0 picks a free one (default 9092)")
