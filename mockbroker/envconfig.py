@@ -46,78 +46,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mockbroker.envparsers import (
     SECURITY_PROTOCOLS,
     ConfigError,
-    Parser,
     Setting,
     TopicSpec,
-    accepted,
-    advertised_listeners,
-    bound_listeners,
-    integer,
-    items,
-    log_level,
-    mockbroker_topics,
-    names,
-    parse_protocol_map,
     parse_topics,
-    roles,
-    separator,
-    text,
+)
+from mockbroker.envtable import (
+    BY_SETTING,
+    BY_VARIABLE,
+    ENVIRONMENT,
+    LISTENER_KEYS,
+    TIME_SYNONYMS,
+    EnvVar,
+    env_to_setting,
+    is_ignored,
+    is_plumbing,
 )
 from mockbroker.errors import KafkaError
+from mockbroker.security.jaas import JaasError
+from mockbroker.security.protocols import SERVED_MECHANISMS
+from mockbroker.security.settings import JAAS_FILE, SCRAM_CREDENTIALS, is_security_setting, sasl_logins
 from mockbroker.state.cluster.cluster import Listener
 from mockbroker.state.configs import BROKER_CONFIGS, parse_value
+
+if TYPE_CHECKING:
+    from mockbroker.security.tls import TlsConfig
 
 __all__ = ["BrokerSettings", "ConfigError", "ENVIRONMENT", "EnvVar", "Flags", "ListenerSpec", "Setting", "TopicSpec",
            "build_settings", "describe", "env_to_setting"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9092
-
-# Image plumbing, not broker settings: accepted silently (JVM, logging, image scripts, image-level
-# TLS/SASL users of bitnami, KRaft storage formatting).
-PLUMBING_VARS = frozenset({
-    "KAFKA_HEAP_OPTS", "KAFKA_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_DEBUG",
-    "KAFKA_VERSION", "KAFKA_HOME", "KAFKA_ENABLE_KRAFT", "KAFKA_TOOLS_LOG4J_LOGLEVEL",
-    "KAFKA_MOUNTED_CONF_DIR", "KAFKA_CONF_FILE", "KAFKA_CONF_DIR",
-    "KAFKA_BASE_DIR", "KAFKA_VOLUME_DIR", "KAFKA_DATA_DIR", "KAFKA_DAEMON_USER", "KAFKA_DAEMON_GROUP",
-    "KAFKA_INITSCRIPTS_DIR", "KAFKA_PID_FILE", "KAFKA_SKIP_KRAFT_STORAGE_INIT", "KAFKA_INITIAL_CONTROLLERS",
-    "KAFKA_INTER_BROKER_USER", "KAFKA_INTER_BROKER_PASSWORD", "KAFKA_CONTROLLER_USER",
-    "KAFKA_CONTROLLER_PASSWORD", "KAFKA_CERTIFICATE_PASSWORD", "KAFKA_ZOOKEEPER_PROTOCOL",
-    "KAFKA_ZOOKEEPER_USER", "KAFKA_ZOOKEEPER_PASSWORD", "KAFKA_ADVERTISED_PROTOCOL_NAME",
-    "KAFKA_PROTOCOL_NAME", "KAFKA_RESTART_ATTEMPTS", "KAFKA_RESTART_DELAY",
-})
-PLUMBING_PREFIXES = ("KAFKA_JMX_", "KAFKA_LOG4J_", "KAFKA_KRAFT_", "KAFKA_CLIENT_", "KAFKA_TLS_",
-                     "KAFKA_ZOOKEEPER_TLS_")
-
-# Kafka settings that have no effect on a single in-memory node: accepted without a warning.
-IGNORED_SETTINGS = frozenset({
-    "metadata.log.dir",
-    "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
-    "num.network.threads", "num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir",
-    "background.threads", "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "queued.max.requests",
-    "auto.leader.rebalance.enable", "controlled.shutdown.enable", "broker.id.generation.enable",
-    "inter.broker.protocol.version", "log.message.format.version", "metric.reporters", "jmx.port",
-    "log.flush.scheduler.interval.ms", "log.flush.offset.checkpoint.interval.ms",
-    "log.cleaner.threads", "log.cleaner.dedupe.buffer.size", "replica.lag.time.max.ms",
-    "replica.fetch.max.bytes", "zookeeper.connect", "zookeeper.connection.timeout.ms",
-    "zookeeper.session.timeout.ms", "allow.plaintext.listener",
-})
-IGNORED_PREFIXES = ("confluent.", "zookeeper.", "ssl.", "sasl.", "metadata.log.", "replica.", "leader.imbalance.",
-                    "metrics.", "kafka.metrics.")
-# Settings that simple flags (--host/--port/--advertised-host/--advertised-port) replace.
-LISTENER_KEYS = ("listeners", "advertised.listeners", "port", "host.name", "advertised.host.name",
-                 "advertised.port")
-# Kafka's coarser spellings of a .ms setting: used when the .ms setting is not given (first found wins).
-TIME_SYNONYMS = {
-    "log.retention.ms": (("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)),
-    "log.roll.ms": (("log.roll.hours", 3_600_000),),
-    "log.roll.jitter.ms": (("log.roll.jitter.hours", 3_600_000),),
-}
 
 
 @dataclass(frozen=True)
@@ -164,6 +127,13 @@ class Flags:
     log_level: str | None = None
     brokers: int | None = None
     data_dir: str | None = None
+    defaults: str | None = None
+    users: list[str] = field(default_factory=list)  # NAME:PASSWORD
+    # security: listener.security.protocol.map and sasl.enabled.mechanisms in Kafka's forms; TLS key material
+    security_protocol_map: str | None = None
+    sasl_mechanisms: str | None = None
+    tls: TlsConfig | None = None  # the --ssl-* key material flags
+    ssl_ca_out: str | None = None
 
 
 @dataclass
@@ -182,19 +152,33 @@ class BrokerSettings:
     unknown: dict[str, str] = field(default_factory=dict)  # setting -> origin: not modelled here
     ignored: dict[str, str] = field(default_factory=dict)  # setting -> origin: known, no effect here
     warnings: list[str] = field(default_factory=list)  # other things worth one WARNING line each
+    origins: dict[str, str] = field(default_factory=dict)  # config key -> the variable or flag that gave it
     users: dict[str, str] = field(default_factory=dict)  # SASL users (KAFKA_CLIENT_USERS / _PASSWORDS)
     ssl_ca_out: str | None = None  # where to write the CA certificate clients should trust
     data_dir: str | None = None  # log.dirs / log.dir / --data-dir: persistence (mockbroker/storage); None: memory
+    defaults: str = "kafka"  # MockBroker's defaults: kafka (the command's), test (MOCKBROKER_DEFAULTS=test, the image)
+    tls: TlsConfig | None = None  # from the --ssl-* flags (None: Kafka's ssl.* settings, else a throwaway CA)
 
     def broker_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for MockBroker(...) (brokers only when more than one)."""
-        return ({"brokers": self.brokers} if self.brokers > 1 else {}) | {
+        """Keyword arguments for MockBroker(...): everything the broker needs, security and the topics to create
+        included (brokers, users, data_dir, racks, topics, tls and ssl_ca_out only when given)."""
+        kwargs: dict[str, Any] = {
             "node_id": self.node_id,
             "cluster_id": self.cluster_id,
             "config": dict(self.config),
             "listeners": [spec.to_listener(self.node_id) for spec in self.listeners],
-        } | ({"users": dict(self.users)} if self.users else {}) | (
-            {"data_dir": self.data_dir} if self.data_dir else {})
+            "defaults": self.defaults,
+        }
+        optional = {
+            "brokers": self.brokers if self.brokers > 1 else None,
+            "users": dict(self.users),
+            "data_dir": self.data_dir,
+            "racks": [self.rack] + [None] * (self.brokers - 1) if self.rack is not None else None,
+            "topics": list(self.topics),
+            "tls": self.tls,
+            "ssl_ca_out": self.ssl_ca_out,
+        }
+        return kwargs | {key: value for key, value in optional.items() if value}
 
     def unknown_line(self) -> str | None:
         """The one WARNING line listing the settings mockbroker does not know (None if there are none)."""
@@ -203,98 +187,6 @@ class BrokerSettings:
         items = ", ".join(f"{name} ({origin})" for name, origin in sorted(self.unknown.items()))
         return f"settings not known to mockbroker (kept, no effect): {items}"
 
-
-# ------------------------------------------------------------------------------------------------
-# the table
-
-
-@dataclass(frozen=True)
-class EnvVar:
-    kafka: str  # apache/kafka and cp-kafka spelling (or the variable's only name)
-    bitnami: str | None  # bitnami/kafka spelling
-    setting: str  # the Kafka setting it gives (or mockbroker's own, mockbroker.*)
-    parse: Parser
-    blank_is_unset: bool = False  # an empty value counts as not given (else it is a value, checked)
-
-    @property
-    def spellings(self) -> tuple[str, ...]:
-        return (self.kafka,) if self.bitnami is None else (self.kafka, self.bitnami)
-
-
-# Every variable mockbroker reads itself. Each of them is also what the rest of the code reads: the
-# settings below are never passed on as broker config.
-ENVIRONMENT: tuple[EnvVar, ...] = (
-    # Kafka images                           bitnami/kafka                              setting                   parser
-    # -- the node and its cluster
-    EnvVar("KAFKA_NODE_ID",                  "KAFKA_CFG_NODE_ID",                       "node.id",                integer("node.id")),
-    EnvVar("KAFKA_BROKER_ID",                "KAFKA_CFG_BROKER_ID",                     "broker.id",              integer("broker.id")),
-    EnvVar("CLUSTER_ID",                     "KAFKA_KRAFT_CLUSTER_ID",                  "cluster.id",             text, True),
-    EnvVar("KAFKA_CLUSTER_ID",               "KAFKA_CFG_CLUSTER_ID",                    "cluster.id",             text, True),
-    EnvVar("KAFKA_BROKER_RACK",              "KAFKA_CFG_BROKER_RACK",                   "broker.rack",            text, True),
-    EnvVar("KAFKA_PROCESS_ROLES",            "KAFKA_CFG_PROCESS_ROLES",                 "process.roles",          roles),
-    # -- listeners
-    EnvVar("KAFKA_LISTENERS",                "KAFKA_CFG_LISTENERS",                     "listeners",              bound_listeners),
-    EnvVar("KAFKA_ADVERTISED_LISTENERS",     "KAFKA_CFG_ADVERTISED_LISTENERS",          "advertised.listeners",   advertised_listeners),
-    EnvVar("KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "KAFKA_CFG_LISTENER_SECURITY_PROTOCOL_MAP",
-           "listener.security.protocol.map", parse_protocol_map),
-    EnvVar("KAFKA_CONTROLLER_LISTENER_NAMES", "KAFKA_CFG_CONTROLLER_LISTENER_NAMES",    "controller.listener.names", names),
-    EnvVar("KAFKA_INTER_BROKER_LISTENER_NAME", "KAFKA_CFG_INTER_BROKER_LISTENER_NAME",  "inter.broker.listener.name", text),
-    EnvVar("KAFKA_SECURITY_INTER_BROKER_PROTOCOL", "KAFKA_CFG_SECURITY_INTER_BROKER_PROTOCOL",
-           "security.inter.broker.protocol", accepted),
-    EnvVar("KAFKA_CONTROLLER_QUORUM_VOTERS", "KAFKA_CFG_CONTROLLER_QUORUM_VOTERS",      "controller.quorum.voters", accepted),
-    EnvVar("KAFKA_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS", "KAFKA_CFG_CONTROLLER_QUORUM_BOOTSTRAP_SERVERS",
-           "controller.quorum.bootstrap.servers", accepted),
-    # -- wurstmeister's pre-listener settings: the one listener when no listeners are given
-    EnvVar("KAFKA_PORT",                     "KAFKA_CFG_PORT",                          "port",                   integer("the port", 0, 65535)),
-    EnvVar("KAFKA_HOST_NAME",                "KAFKA_CFG_HOST_NAME",                     "host.name",              text),
-    EnvVar("KAFKA_ADVERTISED_HOST_NAME",     "KAFKA_CFG_ADVERTISED_HOST_NAME",          "advertised.host.name",   text),
-    EnvVar("KAFKA_ADVERTISED_PORT",          "KAFKA_CFG_ADVERTISED_PORT",               "advertised.port",        integer("the advertised port", 1, 65535)),
-    # -- Kafka's coarser spellings of .ms settings (TIME_SYNONYMS: used when the .ms setting is not given)
-    EnvVar("KAFKA_LOG_DIRS",                 "KAFKA_CFG_LOG_DIRS",                      "log.dirs",               text, True),
-    EnvVar("KAFKA_LOG_DIR",                  "KAFKA_CFG_LOG_DIR",                       "log.dir",                text, True),
-    EnvVar("KAFKA_LOG_RETENTION_MINUTES",    "KAFKA_CFG_LOG_RETENTION_MINUTES",         "log.retention.minutes",  integer("log.retention.minutes")),
-    EnvVar("KAFKA_LOG_RETENTION_HOURS",      "KAFKA_CFG_LOG_RETENTION_HOURS",           "log.retention.hours",    integer("log.retention.hours")),
-    EnvVar("KAFKA_LOG_ROLL_HOURS",           "KAFKA_CFG_LOG_ROLL_HOURS",                "log.roll.hours",         integer("log.roll.hours")),
-    EnvVar("KAFKA_LOG_ROLL_JITTER_HOURS",    "KAFKA_CFG_LOG_ROLL_JITTER_HOURS",         "log.roll.jitter.hours",  integer("log.roll.jitter.hours")),
-    # -- topics made at start (wurstmeister: name:partitions:replicas[:cleanup.policy]; mockbroker: name[:partitions])
-    EnvVar("KAFKA_CREATE_TOPICS",            None,                                      "create.topics",          text, True),
-    EnvVar("KAFKA_CREATE_TOPICS_SEPARATOR",  None,                                      "create.topics.separator", separator, True),
-    EnvVar("MOCKBROKER_TOPICS",              None,                                      "mockbroker.topics",      mockbroker_topics, True),
-    # -- mockbroker's own: the default listener, the HTTP control endpoint, logging
-    EnvVar("MOCKBROKER_HOST",                None,                                      "mockbroker.host",        text, True),
-    EnvVar("MOCKBROKER_PORT",                None,                                      "mockbroker.port",        integer("the port", 0, 65535), True),
-    EnvVar("MOCKBROKER_HTTP_HOST",           None,                                      "mockbroker.http.host",   text, True),
-    EnvVar("MOCKBROKER_HTTP_PORT",           None,                                      "mockbroker.http.port",   integer("the HTTP port", 0, 65535), True),
-    EnvVar("MOCKBROKER_LOG_LEVEL",           None,                                      "mockbroker.log.level",   log_level, True),
-    EnvVar("MOCKBROKER_BROKERS",             None,                                      "mockbroker.brokers",     integer("the broker count", 1, 64), True),
-    # -- security: users (bitnami's lists), where the throwaway CA goes (sasl.enabled.mechanisms, ssl.client.auth,
-    #    ssl.keystore.* / ssl.truststore.* / ssl.key.password come through the spelling rule below)
-    EnvVar("KAFKA_CLIENT_USERS",             None,                                      "mockbroker.client.users", items, True),
-    EnvVar("KAFKA_CLIENT_PASSWORDS",         None,                                      "mockbroker.client.passwords", text, True),
-    EnvVar("MOCKBROKER_SSL_CA_OUT",          None,                                      "mockbroker.ssl.ca.out",  text, True),
-    # Every other KAFKA_<NAME> / KAFKA_CFG_<NAME>: the broker setting <name> (env_to_setting), checked by
-    # its own parser in state/configs.py when mockbroker models it.
-)
-_BY_VARIABLE = {name: var for var in ENVIRONMENT for name in var.spellings}
-_BY_SETTING = {var.setting: var for var in ENVIRONMENT}
-
-
-# ------------------------------------------------------------------------------------------------
-# reading
-
-
-def env_to_setting(suffix: str) -> str:
-    """The Kafka setting name of an environment variable's suffix, by Confluent's rule:
-    `___` -> `-`, `__` -> `_`, `_` -> `.`, lower case (LOG_RETENTION_MS -> log.retention.ms)."""
-    return suffix.lower().replace("_", ".").replace("...", "-").replace("..", "_")
-
-
-def _is_plumbing(var: str) -> bool:
-    return var in PLUMBING_VARS or var.startswith(PLUMBING_PREFIXES)
-
-
-def _is_ignored(key: str) -> bool:
-    return key in IGNORED_SETTINGS or key.startswith(IGNORED_PREFIXES)
 
 
 def _put(props: dict[str, Setting], key: str, setting: Setting) -> None:
@@ -312,12 +204,12 @@ def settings_from_env(env: Mapping[str, str]) -> dict[str, Setting]:
     for var in sorted(env):
         # Values lose surrounding blanks, except a separator, which may be one.
         value = env[var] if var == "KAFKA_CREATE_TOPICS_SEPARATOR" else env[var].strip()
-        row = _BY_VARIABLE.get(var)
+        row = BY_VARIABLE.get(var)
         if row is not None:
             if value or not row.blank_is_unset:
                 _put(props, row.setting, Setting(value, var))
             continue
-        if not var.startswith("KAFKA_") or _is_plumbing(var):
+        if not var.startswith("KAFKA_") or is_plumbing(var):
             continue
         suffix = var[len("KAFKA_CFG_"):] if var.startswith("KAFKA_CFG_") else var[len("KAFKA_"):]
         if suffix:
@@ -340,11 +232,11 @@ class Props:
     def value(self, key: str, default: Any = None) -> Any:
         """The value of one of the table's settings, parsed by its row (default when not given)."""
         setting = self.settings.get(key)
-        return default if setting is None else _BY_SETTING[key].parse(setting)
+        return default if setting is None else BY_SETTING[key].parse(setting)
 
     def broker_settings(self) -> list[tuple[str, Setting]]:
         """Every setting outside the table (what goes to MockBroker(config=...)), by name."""
-        return [(k, s) for k, s in sorted(self.settings.items()) if k not in _BY_SETTING]
+        return [(k, s) for k, s in sorted(self.settings.items()) if k not in BY_SETTING]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -369,6 +261,10 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
         ("mockbroker.log.level", flags.log_level or None, "--log-level"),
         ("mockbroker.brokers", flags.brokers, "--brokers"),
         ("log.dirs", flags.data_dir, "--data-dir"),
+        ("mockbroker.defaults", flags.defaults, "--defaults"),
+        ("listener.security.protocol.map", flags.security_protocol_map, "--security-protocol-map"),
+        ("sasl.enabled.mechanisms", flags.sasl_mechanisms, "--sasl-mechanisms"),
+        ("mockbroker.ssl.ca.out", flags.ssl_ca_out, "--ssl-ca-out"),
     ]
     for key, flag_value, flag in given:
         if flag_value is not None:
@@ -441,6 +337,9 @@ def _advertised(props: Props, flags: Flags, names: list[str]) -> dict[str, tuple
     """Listener name -> the advertised (host, port) given for it."""
     advertised: dict[str, tuple[str | None, int | None]] = {}
     if flags.advertised_host is not None or flags.advertised_port is not None:
+        if (flags.advertised_host or "").strip() in ("0.0.0.0", "::"):
+            raise ConfigError(f"--advertised-host={flags.advertised_host!r}: cannot advertise the non-routable "
+                              "address (give the host clients connect to)")
         advertised["PLAINTEXT"] = (flags.advertised_host or None, flags.advertised_port)
     elif "advertised.listeners" in props:
         origin = props.setting("advertised.listeners").origin  # type: ignore[union-attr]
@@ -474,7 +373,7 @@ def _listeners(props: Props, flags: Flags, out: BrokerSettings) -> None:
         elif name in controller_names:
             proto = "PLAINTEXT"
         else:
-            raise ConfigError(f"listener {name} (from {origin}) has no security protocol: set "
+            raise ConfigError(f"listener {name}://{host}:{port} (from {origin}) has no security protocol: set "
                               f"KAFKA_LISTENER_SECURITY_PROTOCOL_MAP, e.g. {name}:PLAINTEXT")
         adv_host, adv_port = advertised.get(name, (None, None))
         spec = ListenerSpec(name, host, port, adv_host, adv_port, proto)
@@ -499,16 +398,19 @@ def _listeners(props: Props, flags: Flags, out: BrokerSettings) -> None:
 def _broker_config(props: Props, out: BrokerSettings) -> None:
     for key, setting in props.broker_settings():
         d = BROKER_CONFIGS.get(key)
-        if d is not None:
+        if is_security_setting(key):
+            pass  # read by mockbroker/security/settings.py (the JAAS ones checked in _sasl below)
+        elif d is not None:
             try:
                 parse_value(d, setting.value)
             except KafkaError as exc:
                 raise ConfigError(f"{setting.origin}={setting.value!r}: {exc.message}") from None
-        elif _is_ignored(key):
+        elif is_ignored(key):
             out.ignored[key] = setting.origin
         else:
             out.unknown[key] = setting.origin
         out.config[key] = setting.value
+        out.origins[key] = setting.origin
     for ms_key, coarse in TIME_SYNONYMS.items():
         if ms_key in out.config:
             continue
@@ -516,6 +418,45 @@ def _broker_config(props: Props, out: BrokerSettings) -> None:
             if name in props:
                 out.config[ms_key] = str(props.value(name) * factor)
                 break
+
+
+def _sasl(props: Props, out: BrokerSettings) -> None:
+    """The JAAS file of KAFKA_OPTS and the SCRAM credentials go to the broker's settings; every JAAS setting is
+    read now, so a mistake is one message naming its variable; options no login module takes are listed with
+    the unknown settings; a SASL listener with no user to log in is one warning."""
+    mechanisms = out.config.get("sasl.enabled.mechanisms", "")
+    unknown = [m.strip() for m in mechanisms.split(",") if m.strip() and m.strip().upper() not in SERVED_MECHANISMS]
+    if unknown or ("sasl.enabled.mechanisms" in out.config and not mechanisms.strip()
+                   and out.origins["sasl.enabled.mechanisms"] == "--sasl-mechanisms"):
+        raise ConfigError(f"{out.origins['sasl.enabled.mechanisms']}={mechanisms!r}: SASL mechanisms not served: "
+                          f"{', '.join(unknown) or '(none given)'} (served: {', '.join(SERVED_MECHANISMS)})")
+    if mechanisms:
+        out.config["sasl.enabled.mechanisms"] = ",".join(m.strip().upper() for m in mechanisms.split(",") if m.strip())
+    opts = props.setting("mockbroker.kafka.opts")
+    jaas_file = props.value("mockbroker.kafka.opts", {}).get(JAAS_FILE)
+    if jaas_file:
+        out.config[JAAS_FILE] = jaas_file
+        out.origins[JAAS_FILE] = f"{opts.origin} -D{JAAS_FILE}"  # type: ignore[union-attr]
+    scram = props.setting("mockbroker.scram.credentials")
+    if scram is not None:
+        out.config[SCRAM_CREDENTIALS] = props.value("mockbroker.scram.credentials")
+        out.origins[SCRAM_CREDENTIALS] = scram.origin
+    try:
+        logins = sasl_logins(out.config)
+    except JaasError as exc:
+        key = exc.key or ""
+        origin = out.origins.get(key, key)
+        shown = origin if key in origin or key == SCRAM_CREDENTIALS else f"{origin} ({key})"
+        raise ConfigError(f"{shown}: {exc}") from None
+    for option, key in logins.unknown.items():
+        out.unknown[option] = out.origins.get(key, key)
+    sasl = [spec for spec in out.listeners if spec.security_protocol.startswith("SASL_")]
+    oauth = "OAUTHBEARER" in out.config.get("sasl.enabled.mechanisms", "").upper() or logins.oauth is not None
+    if sasl and not (logins.has_users or out.users or oauth):
+        names_ = ", ".join(f"{spec.name} ({spec.security_protocol})" for spec in sasl)
+        out.warnings.append(f"SASL listener {names_} has no user: no client can log in (give KAFKA_CLIENT_USERS and "
+                            "KAFKA_CLIENT_PASSWORDS, a JAAS config with user_<name>=\"<password>\", or "
+                            "MOCKBROKER_SCRAM_CREDENTIALS)")
 
 
 def _topics(props: Props, flags: Flags, out: BrokerSettings) -> None:
@@ -554,31 +495,59 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.http_host = props.value("mockbroker.http.host") or props.value("mockbroker.host") or DEFAULT_HOST
     out.log_level = props.value("mockbroker.log.level", "WARNING")
     out.brokers = props.value("mockbroker.brokers", 1)
-    out.users = _users(props)
+    out.defaults = props.value("mockbroker.defaults", "kafka")
+    _node_ports(props, out)
+    out.users = _users(props, flags)
+    _sasl(props, out)
     out.ssl_ca_out = props.value("mockbroker.ssl.ca.out")
-    out.data_dir = _data_dir(props)
+    out.tls = flags.tls
+    out.data_dir = _data_dir(props, out)
     return out
 
 
-def _data_dir(props: Props) -> str | None:
+def _node_ports(props: Props, out: BrokerSettings) -> None:
+    """With N brokers, node i binds (and advertises) each listener's port + i: the last must be a port."""
+    if out.brokers == 1:
+        return
+    origin = props.setting("mockbroker.brokers").origin  # type: ignore[union-attr]
+    for spec in out.listeners:
+        for what, port in (("port", spec.port), ("advertised port", spec.advertised_port)):
+            if port and port + out.brokers - 1 > 65535:
+                raise ConfigError(f"{origin}={out.brokers}: listener {spec.name}'s {what} {port} leaves no room for "
+                                  f"{out.brokers} nodes (ports {port}..{port + out.brokers - 1}; the most is 65535)")
+
+
+def _data_dir(props: Props, out: BrokerSettings) -> str | None:
     """The first directory of log.dirs (else log.dir): where the broker keeps its logs (mockbroker/storage).
     Kafka spreads partitions over several; mockbroker uses the first (the others are named in a warning)."""
     for key in ("log.dirs", "log.dir"):
         value = props.value(key)
         if value and value.strip():
+            out.origins[key] = props.setting(key).origin  # type: ignore[union-attr]
             return str(value.split(",")[0].strip())
     return None
 
 
-def _users(props: Props) -> dict[str, str]:
-    """KAFKA_CLIENT_USERS=alice,bob with KAFKA_CLIENT_PASSWORDS=secret1,secret2 (bitnami's spelling)."""
+def _users(props: Props, flags: Flags) -> dict[str, str]:
+    """KAFKA_CLIENT_USERS=alice,bob with KAFKA_CLIENT_PASSWORDS=secret1,secret2 (bitnami's spelling), then
+    --user NAME:PASSWORD (which wins for its name)."""
     names_ = props.value("mockbroker.client.users") or []
     passwords_setting = props.setting("mockbroker.client.passwords")
     passwords = [p.strip() for p in props.value("mockbroker.client.passwords", "").split(",")] if passwords_setting else []
     if len(passwords) != len(names_):
-        raise ConfigError(f"KAFKA_CLIENT_USERS names {len(names_)} user(s) but KAFKA_CLIENT_PASSWORDS gives "
+        users_setting = props.setting("mockbroker.client.users")
+        users_text = f"KAFKA_CLIENT_USERS={users_setting.value!r}" if users_setting else "KAFKA_CLIENT_USERS (not set)"
+        passwords_text = (f"KAFKA_CLIENT_PASSWORDS={passwords_setting.value!r}" if passwords_setting
+                          else "KAFKA_CLIENT_PASSWORDS (not set)")
+        raise ConfigError(f"{users_text} names {len(names_)} user(s) but {passwords_text} gives "
                           f"{len(passwords)} password(s): give one password per user, in the same order")
-    return dict(zip(names_, passwords, strict=True))
+    users = dict(zip(names_, passwords, strict=True))
+    for item in flags.users:
+        name, sep, password = item.partition(":")
+        if not sep or not name:
+            raise ConfigError(f"--user wants NAME:PASSWORD, got {item!r}")
+        users[name] = password
+    return users
 
 
 def describe(settings: BrokerSettings) -> Iterable[str]:

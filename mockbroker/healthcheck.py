@@ -39,6 +39,17 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
+def not_kafka(head: bytes, size: int) -> str:
+    """Why the first 4 bytes of an answer are no Kafka frame size: another protocol's greeting, if known."""
+    if head == b"HTTP":
+        return "the port answered HTTP, not Kafka (is it the control endpoint or another HTTP service?)"
+    if head[:1] in (b"\x15", b"\x16") and head[1:2] == b"\x03":  # a TLS alert or handshake record
+        return "the port answered TLS, not plaintext Kafka (a TLS listener?)"
+    if head.isascii() and head.decode("ascii").isprintable():
+        return f"the port answered text ({head.decode('ascii')!r}...), not Kafka"
+    return f"answer of implausible size {size}: not a Kafka broker?"
+
+
 def check(host: str, port: int, timeout: float = 5.0) -> str | None:
     """None when host:port answers ApiVersions within timeout seconds, else why not."""
     deadline = time.monotonic() + timeout
@@ -46,9 +57,10 @@ def check(host: str, port: int, timeout: float = 5.0) -> str | None:
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
             sock.sendall(api_versions_frame(correlation_id))
-            (size,) = struct.unpack(">i", _recv_exact(sock, 4, deadline))
+            head = _recv_exact(sock, 4, deadline)
+            (size,) = struct.unpack(">i", head)
             if size < 6 or size > 1 << 20:
-                return f"answer of implausible size {size}"
+                return not_kafka(head, size)
             payload = _recv_exact(sock, size, deadline)
     except (OSError, ConnectionError) as exc:
         return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -62,8 +74,8 @@ def check(host: str, port: int, timeout: float = 5.0) -> str | None:
 
 def parse_address(text: str) -> tuple[str, int]:
     host, sep, port = text.strip().rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"{text!r} is not HOST:PORT")
+    if not sep or not port.isdigit() or not 0 < int(port) <= 65535:
+        raise ValueError(f"{text!r} is not HOST:PORT (a port 1..65535)")
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -74,25 +86,42 @@ def addresses_from_env() -> list[tuple[str, int]]:
     return [(spec.connect_host, spec.port) for spec in settings.listeners]
 
 
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds must be a number above 0") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds must be a number above 0")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mockbroker healthcheck",
-                                description="Exit 0 if the broker answers ApiVersions, else 1.")
+    from mockbroker.cliargs import Parser
+
+    p = Parser(prog="mockbroker healthcheck", description="Exit 0 if the broker answers ApiVersions, else 1.")
     p.add_argument("--bootstrap", metavar="HOST:PORT[,HOST:PORT]",
                    help="addresses to check (default: every listener the environment configures)")
-    p.add_argument("--timeout", type=float, default=5.0, help="seconds per address (default 5)")
+    p.add_argument("--timeout", type=positive_seconds, default=5.0, help="seconds per address (default 5)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        if args.bootstrap:
+    """Exit codes: 0 every address answered; 1 one did not, or the environment names no usable address
+    (Docker reserves 2 for its own use, so a broken environment reads as unhealthy); 2 bad arguments."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.bootstrap:
+        try:
             targets = [parse_address(a) for a in args.bootstrap.split(",") if a.strip()]
-        else:
+        except ValueError as exc:
+            parser.error(f"argument --bootstrap: {exc}")
+    else:
+        try:
             targets = addresses_from_env()
-    except ValueError as exc:  # envconfig.ConfigError is a ValueError
-        print(f"mockbroker healthcheck: {exc}", file=sys.stderr)
-        return 1
+        except ValueError as exc:  # envconfig.ConfigError is a ValueError
+            print(f"mockbroker healthcheck: {exc}", file=sys.stderr)
+            return 1
     if not targets:
         print("mockbroker healthcheck: no address to check", file=sys.stderr)
         return 1

@@ -6,6 +6,10 @@ Fixtures:
       @pytest.mark.mockbroker(partitions=3, config={"log.retention.ms": "1000"})
 - `mockbroker_session`: one broker for the whole session (create unique topic names per test).
 - `mockbroker_factory`: start more brokers with any MockBroker arguments; all stop at teardown.
+
+Every one starts from MockBroker's test defaults (mockbroker/startup.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0,
+so a new group's first member is answered at once); `config={"group.initial.rebalance.delay.ms": 3000}` or
+`defaults="kafka"` gives Kafka's.
 """
 
 from __future__ import annotations

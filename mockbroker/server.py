@@ -54,6 +54,7 @@ from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
 from mockbroker.security.acls import AclBinding
 from mockbroker.security.settings import security_from_settings
+from mockbroker.startup import TopicSpec, create_start_topics, listener_of_node, starting_settings, write_ca
 from mockbroker.state.cluster import leadership, reassignments
 from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.cluster.cluster import Cluster, Listener, Topic
@@ -116,6 +117,9 @@ class MockBroker:
         data_dir: str | os.PathLike[str] | None = None,
         acls: bool | None = None,
         super_users: list[str] | None = None,
+        defaults: str = "test",
+        topics: list[TopicSpec] | None = None,
+        ssl_ca_out: str | None = None,
     ) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
@@ -138,8 +142,9 @@ class MockBroker:
         acls: True turns Kafka's StandardAuthorizer on (as config["authorizer.class.name"] does): every
             request is checked against the ACLs (add_acl, CreateAcls); super_users=["User:admin"] (or
             config["super.users"]) may do everything, and turns it on too.
+        defaults: "test" (the default): `config` over mockbroker/startup.py TEST_DEFAULTS; "kafka": over Kafka's.
         """
-        settings = dict(config or {})
+        settings = starting_settings(defaults, config)
         if partitions is not None:
             settings["num.partitions"] = partitions
         if auto_create_topics is not None:
@@ -170,7 +175,7 @@ class MockBroker:
         for name, password in (users or {}).items():
             self.security.credentials.add_user(name, password, self.security.mechanisms)
         if brokers > 1 and all(lst.node_id == node_id for lst in listeners):
-            listeners = [_shifted(lst, nid, nid - node_id) for nid in node_ids for lst in listeners]
+            listeners = [listener_of_node(lst, nid, nid - node_id) for nid in node_ids for lst in listeners]
         self.cluster.listeners = listeners
         for listener in listeners:
             if listener.node_id not in self.cluster.nodes:
@@ -199,6 +204,8 @@ class MockBroker:
                                         aborted_index=lambda: self.node.txn_coordinator.aborted, security=self.security)
             load_coordinators(self.cluster, lambda: self.node.group_coordinator, self.node.txn_coordinator,
                               log.warning)
+        create_start_topics(self.cluster, topics or [])
+        write_ca(self.security, ssl_ca_out)  # TLS material made now: bad key material fails here, not at start
         self.faults = Faults()
         self.requests = RequestRecord()
         self.acl_admin = AclAdmin(self.security, self._hop)
@@ -305,6 +312,11 @@ class MockBroker:
         first = self.cluster.listeners[0]
         same = [lst for lst in self.cluster.listeners if lst.name == first.name]
         return ",".join(f"{lst.public_host}:{lst.public_port}" for lst in same)
+
+    @property
+    def listeners(self) -> list[Listener]:
+        """Every listener of every node, in node order (bound ports once started)."""
+        return list(self.cluster.listeners)
 
     def listener(self, name: str) -> Listener:
         """The listener called name."""
@@ -578,11 +590,3 @@ class MockBroker:
         the partitions of the open transaction and the offsets it holds for groups."""
         return self._call(lambda: transactions(self.txn_coordinator))
 
-
-def _shifted(listener: Listener, node_id: int, offset: int) -> Listener:
-    """The listener of another node: the same name and host, the port (and an advertised port) `offset`
-    further on; port 0 stays 0 (a free port each)."""
-    return Listener(listener.name, node_id, listener.host, listener.port + offset if listener.port else 0,
-                    listener.advertised_host,
-                    listener.advertised_port + offset if listener.advertised_port else listener.advertised_port,
-                    listener.security_protocol)

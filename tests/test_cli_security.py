@@ -74,9 +74,10 @@ def test_a_listener_named_otherwise_takes_its_protocol_from_the_map() -> None:
 
 @pytest.mark.parametrize("args,message", [
     (["--listener", "SASL_PLAINTEXT://127.0.0.1:0", "--sasl-mechanisms", "GSSAPI"], "SASL mechanisms not served"),
-    (["--listener", "SSL://127.0.0.1:0", "--ssl-certfile", "/nonexistent.pem"], "give certfile and keyfile together"),
-    (["--listener", "SSL://127.0.0.1:0", "--ssl-certfile", "/nonexistent.pem", "--ssl-keyfile", "/nonexistent.key"],
+    (["--listener", "SSL://127.0.0.1:0", "--ssl-certfile", __file__], "give certfile and keyfile together"),
+    (["--listener", "SSL://127.0.0.1:0", "--ssl-certfile", __file__, "--ssl-keyfile", __file__],
      "bad security setting"),
+    (["--listener", "SSL://127.0.0.1:0", "--ssl-certfile", "/nonexistent.pem"], "'/nonexistent.pem': no such file"),
     (["--user", "nopassword"], "NAME:PASSWORD"),
     (["--listener", "X://127.0.0.1:0", "--security-protocol-map", "X:TLS"], "NAME:PROTOCOL"),
 ])

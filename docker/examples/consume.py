@@ -6,7 +6,9 @@ The consumer of docker/compose.yaml (python:3.11-slim with confluent-kafka insta
 
 Partitions are assigned by hand (assign + seek to the beginning, no consumer group): waits for the topic
 to exist, prints one line per record (partition, offset, key, value), exits 0 once EXPECT records were
-read, 1 after TIMEOUT_SECONDS without them.
+read, 1 after TIMEOUT_SECONDS without them. SECURITY_PROTOCOL, SASL_MECHANISM, SASL_USERNAME and
+SASL_PASSWORD, when set, are the client's security.protocol, sasl.mechanism, sasl.username, sasl.password
+(docker/compose.sasl.yaml).
 """
 
 from __future__ import annotations
@@ -24,8 +26,13 @@ def main() -> int:
     expect = int(os.environ.get("EXPECT", "1"))
     deadline = time.monotonic() + float(os.environ.get("TIMEOUT_SECONDS", "60"))
     # group.id is required by the client; the partitions are assigned by hand, no group is joined.
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "example-consumer", "enable.auto.commit": False,
-                         "enable.partition.eof": False, "client.id": "example-consumer"})
+    config = {"bootstrap.servers": bootstrap, "group.id": "example-consumer", "enable.auto.commit": False,
+              "enable.partition.eof": False, "client.id": "example-consumer"}
+    for variable, setting in (("SECURITY_PROTOCOL", "security.protocol"), ("SASL_MECHANISM", "sasl.mechanism"),
+                              ("SASL_USERNAME", "sasl.username"), ("SASL_PASSWORD", "sasl.password")):
+        if os.environ.get(variable):
+            config[setting] = os.environ[variable]
+    consumer = Consumer(config)
     try:
         partitions: list[int] = []
         while not partitions:

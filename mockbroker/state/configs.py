@@ -49,6 +49,7 @@ class ConfigDef:
     default: Any
     broker_name: str | None = None  # the broker setting a topic config falls back to
     choices: tuple[str, ...] | None = None
+    minimum: int | None = None  # Kafka's ConfigDef.Range.atLeast, where it has one
 
 
 # Topic-level configs (Kafka 4.x names and defaults).
@@ -93,10 +94,10 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
     c.name: c
     for c in [
         ConfigDef("auto.create.topics.enable", ConfigType.BOOLEAN, True),
-        ConfigDef("num.partitions", ConfigType.INT, 1),
+        ConfigDef("num.partitions", ConfigType.INT, 1, minimum=1),
         ConfigDef("default.replication.factor", ConfigType.SHORT, 1),
-        ConfigDef("offsets.topic.num.partitions", ConfigType.INT, 50),
-        ConfigDef("transaction.state.log.num.partitions", ConfigType.INT, 50),
+        ConfigDef("offsets.topic.num.partitions", ConfigType.INT, 50, minimum=1),
+        ConfigDef("transaction.state.log.num.partitions", ConfigType.INT, 50, minimum=1),
         # The internal topics (state/cluster/internal_topics.py): replication factor (at most the running nodes
         # here), the transaction log's min.insync.replicas, segment sizes.
         ConfigDef("offsets.topic.replication.factor", ConfigType.SHORT, 3),
@@ -241,6 +242,9 @@ def parse_value(d: ConfigDef, raw: Any) -> Any:
             v = int(str(raw).strip())
             limit = {ConfigType.INT: INT_MAX, ConfigType.SHORT: 32767, ConfigType.LONG: LONG_MAX}[d.type]
             if not -limit - 1 <= v <= limit:
+                raise ValueError(raw)
+            if d.minimum is not None and v < d.minimum:
+                reason = f"Value must be at least {d.minimum}"
                 raise ValueError(raw)
             return v
         if d.type == ConfigType.DOUBLE:
@@ -502,7 +506,18 @@ def describe_broker_entries(broker: BrokerConfig, *, per_broker: bool) -> list[C
             value = None
         out.append(ConfigEntry(name, value, source, d.type, name not in DYNAMIC_BROKER_CONFIGS, False, synonyms))
     for name, raw in sorted(broker.unknown.items()):
+        if is_sensitive(name):  # Kafka's PASSWORD settings: no value shown, is_sensitive set
+            out.append(ConfigEntry(name, None, ConfigSource.STATIC_BROKER_CONFIG, ConfigType.PASSWORD, True, True,
+                                   ((name, None, ConfigSource.STATIC_BROKER_CONFIG),)))
+            continue
         synonyms = tuple(_broker_synonyms(broker, name))
         out.append(ConfigEntry(name, raw, ConfigSource.STATIC_BROKER_CONFIG, ConfigType.UNKNOWN, True, False,
                                synonyms))
     return out
+
+
+def is_sensitive(name: str) -> bool:
+    """A setting whose value DescribeConfigs hides, as Kafka hides its PASSWORD-type settings (JAAS configs,
+    passwords, private keys; mockbroker's SCRAM credentials)."""
+    return (name.endswith(("sasl.jaas.config", "password", ".secret", "ssl.keystore.key"))
+            or name == "mockbroker.scram.credentials")

@@ -245,7 +245,8 @@ def test_healthcheck_exits_0_against_a_running_broker_and_1_against_a_closed_por
 
 @pytest.mark.interop  # two subprocesses, about a second
 def test_healthcheck_rejects_a_bad_address_and_a_bad_environment() -> None:
-    assert healthcheck({}, "--bootstrap", "nohostport").returncode == 1
+    # A bad argument is a usage error (2); a bad environment reads as unhealthy (1: Docker reserves 2).
+    assert healthcheck({}, "--bootstrap", "nohostport").returncode == 2
     bad = healthcheck({"KAFKA_LISTENERS": "INTERNAL://:9092"})
     assert bad.returncode == 1 and "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP" in bad.stderr
 

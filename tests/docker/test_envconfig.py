@@ -381,4 +381,5 @@ def test_mockbroker_host_sets_the_default_listener_and_the_control_endpoint() ->
 
 
 def test_settings_object_defaults() -> None:
-    assert BrokerSettings().broker_kwargs() == {"node_id": 1, "cluster_id": None, "config": {}, "listeners": []}
+    assert BrokerSettings().broker_kwargs() == {"node_id": 1, "cluster_id": None, "config": {}, "listeners": [],
+                                                "defaults": "kafka"}

@@ -70,6 +70,7 @@ def test_the_dockerfile_builds_from_a_debian_base_non_root_and_runs_the_command_
     assert re.search(r'CMD \["mockbroker", "healthcheck"', health) and "--timeout" in health
     assert image_env()["MOCKBROKER_HOST"] == "0.0.0.0"
     assert image_env()["MOCKBROKER_HTTP_PORT"] == "8080"
+    assert image_env()["MOCKBROKER_DEFAULTS"] == "test"  # group.initial.rebalance.delay.ms=0 in the image
     ignore = (DOCKER / "Dockerfile.dockerignore").read_text()
     assert all(f"!{name}" in ignore.splitlines() for name in ("mockbroker/", "setup.py", "LICENSE", "NOTICE"))
 

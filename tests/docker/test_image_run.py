@@ -132,6 +132,7 @@ def test_the_image_runs_mockbroker_as_a_non_root_user_with_its_healthcheck_and_p
     assert set(config["ExposedPorts"]) == {"9092/tcp", "8080/tcp"}
     env = dict(item.split("=", 1) for item in config["Env"])
     assert env["MOCKBROKER_HOST"] == "0.0.0.0" and env["MOCKBROKER_HTTP_PORT"] == "8080"
+    assert env["MOCKBROKER_DEFAULTS"] == "test"
     assert config["Healthcheck"]["Test"][:3] == ["CMD", "mockbroker", "healthcheck"]
     # No pip, no compilers, no sources in the image: the venv runs Debian's python3.
     listing = docker("run", "--rm", "--network", "host", "--entrypoint", "sh", IMAGE, "-c",
@@ -375,3 +376,63 @@ def test_a_sasl_ssl_listener_from_the_kafka_environment_next_to_plaintext(tmp_pa
         wait_for("the authentication error", lambda: wrong.poll(0.2) is not None and any(
             "Authentication" in str(e) for e in failures))
         assert "Traceback" not in logs(cid)
+
+
+def test_the_sasl_compose_stack_logs_in_with_the_jaas_file_users_and_scram_credentials(tmp_path: Path) -> None:
+    """docker/compose.sasl.yaml (apache/kafka's SASL environment: a JAAS file through KAFKA_OPTS, a SCRAM user
+    in --add-scram form) with a host-network override written here: the kcat producer logs in with PLAIN,
+    the Python consumer with SCRAM-SHA-256, both exit 0, and the broker saw both principals."""
+    port, controller, http = free_port(), free_port(), free_port()
+    override = tmp_path / "compose.sasl.host.yaml"
+    override.write_text(f"""services:
+  mockbroker:
+    image: "{IMAGE}"
+    network_mode: host
+    environment:
+      KAFKA_LISTENERS: "SASL_PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}"
+      KAFKA_ADVERTISED_LISTENERS: "SASL_PLAINTEXT://127.0.0.1:{port}"
+      KAFKA_CONTROLLER_QUORUM_VOTERS: "1@127.0.0.1:{controller}"
+      MOCKBROKER_HTTP_HOST: "127.0.0.1"
+      MOCKBROKER_HTTP_PORT: "{http}"
+  producer:
+    image: "{KCAT_IMAGE}"
+    network_mode: host
+    command: ["-b", "127.0.0.1:{port}", "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=alice", "-X", "sasl.password=alice-secret", "-P", "-t", "orders", "-K", ":", "-l", "/examples/orders.txt"]
+  consumer:
+    image: "{PYCLIENT_IMAGE}"
+    network_mode: host
+    environment:
+      BOOTSTRAP_SERVERS: "127.0.0.1:{port}"
+    command: ["/examples/consume.py"]
+""")
+    project = f"mbtest{uuid.uuid4().hex[:8]}"
+    compose = ["docker-compose", "--project-name", project, "--file", str(DOCKER / "compose.sasl.yaml"),
+               "--file", str(override)]
+
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([*compose, *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+        if check:
+            assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        return proc
+
+    merged = without_published_ports(run("config").stdout)
+    assert "network_mode: host" in merged and "ports:" not in merged and "kafka_server_jaas.conf" in merged
+    (tmp_path / "compose.yaml").write_text(merged)
+    compose = ["docker-compose", "--project-name", project, "--project-directory", str(DOCKER),
+               "--file", str(tmp_path / "compose.yaml")]
+    try:
+        run("up", "--detach", "--no-build")
+        consumer = run("ps", "--quiet", "consumer").stdout.strip()
+        producer = run("ps", "--quiet", "producer").stdout.strip()
+        assert consumer and producer
+        for cid in (producer, consumer):
+            state = wait_for("exited", lambda c=cid: (s := inspect(c)["State"])["Status"] == "exited" and s, 180)
+            assert state["ExitCode"] == 0, logs(cid)
+        assert docker("logs", consumer).stdout.splitlines()[-1] == "consume: read 3 records from orders"
+        requests = http_json(f"http://127.0.0.1:{http}/requests")["requests"]
+        principals = {r["principal"] for r in requests if r["api_key"] in (0, 1)}  # Produce, Fetch
+        assert principals == {"User:alice", "User:bob"}
+        broker = run("ps", "--quiet", "mockbroker").stdout.strip()
+        assert health(broker) == "healthy" and "Traceback" not in logs(broker)
+    finally:
+        run("down", "--volumes", "--timeout", "10", check=False)

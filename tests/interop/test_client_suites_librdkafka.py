@@ -23,7 +23,7 @@ from tests.interop.test_groups_python import wait_until
 pytestmark = pytest.mark.interop
 ck = pytest.importorskip("confluent_kafka")
 
-SUITE_CONFIG = {"num.partitions": 3, "group.consumer.heartbeat.interval.ms": 500}
+SUITE_CONFIG = {"num.partitions": 3, "group.initial.rebalance.delay.ms": 3000, "group.consumer.heartbeat.interval.ms": 500}
 SETTLE_S = 60.0
 SESSION_S = 45.0  # group.consumer.session.timeout.ms, Kafka's default
 CONSUMER_GROUP_HEARTBEAT = 68

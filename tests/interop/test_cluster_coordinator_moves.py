@@ -57,7 +57,7 @@ OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN_GROUP, SYNC_GROUP, CG_HEARTB
 # first metadata answer names the topic (the leader assigns nothing), rejoins when it arrives, and now and
 # then drops the SyncGroup answer of that second join (received, never applied, heartbeats stopped: seen in
 # its DEBUG log in 3 of 40 bare joins on a busy machine), so the member never gets its partitions.
-GROUP_CONFIG = {"group.consumer.heartbeat.interval.ms": 500}
+GROUP_CONFIG = {"group.initial.rebalance.delay.ms": 3000, "group.consumer.heartbeat.interval.ms": 500}
 SETTLE_S = 90.0
 # KafkaJS takes NOT_COORDINATOR for a rebalance (kafkajs/src/errors.js isRebalancing) and sends JoinGroup to
 # the new coordinator; its only member being the leader, Kafka's coordinator starts a new generation.
