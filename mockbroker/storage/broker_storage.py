@@ -7,7 +7,8 @@
   so a partition's directory is in the log directory of its first replica (its preferred leader) only.
 - `<data dir>/mockbroker-metadata.json` (metadata.py): topics, ids, configs, the producer id block, and
   (cluster_settings.py) dynamic broker configs, SCRAM credentials and ACL bindings.
-- Each log directory is locked (`.lock`, flock) while a broker uses it, and gets `.kafka_cleanshutdown`
+- The data dir is locked (`<data dir>/.lock`, dir_lock.py) before anything in it is read, whatever the
+  node count; with brokers=N each `node-<id>/` is locked too. Each log directory gets `.kafka_cleanshutdown`
   when the broker stops cleanly; without it the next start checks every batch past the recovery point.
 
 `open_storage` is called by MockBroker before it serves anything: it loads what the data dir holds into the
@@ -17,7 +18,6 @@ reaches the files.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import shutil
@@ -39,9 +39,9 @@ from mockbroker.storage.checkpoints import (
     encode_offsets,
 )
 from mockbroker.storage.cluster_settings import StoredSettings
+from mockbroker.storage.dir_lock import DirLock
 from mockbroker.storage.layout import (
     CLEAN_SHUTDOWN,
-    LOCK,
     LOG,
     META_PROPERTIES,
     PARTITION_METADATA,
@@ -71,23 +71,19 @@ log = logging.getLogger("mockbroker.storage")
 class LogDirectory:
     """One Kafka log directory: meta.properties, the checkpoint files, the partition directories."""
 
-    def __init__(self, path: Path, node_id: int) -> None:
+    def __init__(self, path: Path, node_id: int, *, locked_by_data_dir: bool = False) -> None:
         self.path = path
         self.node_id = node_id
         self.partitions: dict[tuple[str, int], tuple[PartitionStore, PartitionLog]] = {}
-        self._lock_fd: int | None = None
+        # The data dir's own lock covers a log directory that is the data dir (brokers=1).
+        self._lock = None if locked_by_data_dir else DirLock(path)
         self.clean_shutdown = False
 
     def open(self, cluster_id: str, cluster_id_given: bool) -> str:
         """Create or check the directory; the cluster id it belongs to."""
         self.path.mkdir(parents=True, exist_ok=True)
-        self._lock_fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(self._lock_fd)
-            self._lock_fd = None
-            raise DataDirError(f"{self.path} is in use by another broker (its {LOCK} is locked)") from None
+        if self._lock is not None:
+            self._lock.acquire()
         meta_path = self.path / META_PROPERTIES
         if meta_path.exists():
             props = decode_properties(meta_path.read_text())
@@ -136,9 +132,8 @@ class LogDirectory:
     def close(self, clean: bool) -> None:
         if clean:
             write_atomically(self.path / CLEAN_SHUTDOWN, b"")
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        if self._lock is not None:
+            self._lock.release()
 
 
 class BrokerStorage:
@@ -151,8 +146,9 @@ class BrokerStorage:
         self.cluster = cluster
         self.aborted_index = aborted_index
         self.settings = StoredSettings(cluster.config, security, node_ids[0])
+        self.lock = DirLock(data_dir)  # the whole data dir's, taken first (dir_lock.py)
         if len(node_ids) == 1:
-            self.dirs = {node_ids[0]: LogDirectory(data_dir, node_ids[0])}
+            self.dirs = {node_ids[0]: LogDirectory(data_dir, node_ids[0], locked_by_data_dir=True)}
         else:
             self.dirs = {n: LogDirectory(data_dir / f"node-{n}", n) for n in node_ids}
         self.closed = False
@@ -175,7 +171,7 @@ class BrokerStorage:
     def open(self, cluster_id_given: bool) -> None:
         """Lock and check every log directory, load the topics and their logs, then attach."""
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self.lock.acquire()  # before anything is read: a second broker on this data dir stops here
             cluster_id = self.cluster.cluster_id
             meta_path = self.data_dir / metadata.FILE_NAME
             meta = metadata.decode(meta_path.read_text()) if meta_path.exists() else None
@@ -379,6 +375,7 @@ class BrokerStorage:
                 d.close(clean and all(s.failed is None for s, _ in d.partitions.values()))
             except OSError as exc:
                 log.error("cannot close %s: %s", d.path, exc)
+        self.lock.release()
         if self.cluster.storage is self:
             self.cluster.storage = None
             for t in self.cluster.topics.values():
