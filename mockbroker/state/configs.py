@@ -139,6 +139,8 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         # a request with more parts than fit (Produce partitions, Fetch v0-v3 down-conversions) does the
         # rest in further steps, letting other connections be served in between.
         ConfigDef("mockbroker.max.request.step.ms", ConfigType.INT, 20),
+        # Not Kafka's: start on a data dir whose log misses a segment in the middle (storage/recovery.py).
+        ConfigDef("mockbroker.recovery.allow.missing.segments", ConfigType.BOOLEAN, False),
     ]
 }
 # Every topic config's broker fallback is a broker config too.

@@ -57,7 +57,7 @@ from mockbroker.storage.layout import (
     write_atomically,
 )
 from mockbroker.storage.partition_store import PartitionStore, index_interval
-from mockbroker.storage.recovery import recover_partition
+from mockbroker.storage.recovery import ALLOW_MISSING_SEGMENTS, recover_partition
 
 if TYPE_CHECKING:
     from mockbroker.security import BrokerSecurity
@@ -192,7 +192,11 @@ class BrokerStorage:
         self.cluster.cluster_id = cluster_id
         if meta is not None:
             self.cluster.skip_producer_ids_below(meta.next_producer_id)
-        self._load(meta or metadata.ClusterMetadata(), has_metadata=meta is not None)
+        try:
+            self._load(meta or metadata.ClusterMetadata(), has_metadata=meta is not None)
+        except DataDirError:  # a partition recovery refuses (a missing segment): the data dir stays as it is
+            self.close(clean=False)
+            raise
         self.settings.load(meta or metadata.ClusterMetadata(), log.warning)
         self.settings.attach(lambda: self._guarded(self.metadata_changed))
         self.cluster.storage = self
@@ -287,13 +291,23 @@ class BrokerStorage:
                 log.warning("%s holds topic id %s, not %s: loaded anyway", path, stored_id, p.topic.topic_id)
         store = PartitionStore(path, p.log, d.write_checkpoint)
         recovery_point = d.read_checkpoint(RECOVERY_POINT).get(key, 0)
+        cleaner = d.read_checkpoint(CLEANER).get(key)
         report = recover_partition(path, p.log, recovery_point=recovery_point,
-                                   log_start=d.read_checkpoint(LOG_START).get(key),
-                                   cleaner_checkpoint=d.read_checkpoint(CLEANER).get(key), leader_epoch=epoch,
-                                   now_ms=now_ms, index_interval=index_interval(p.log), clean=d.clean_shutdown)
-        if report.truncated_bytes:
-            log.warning("%s-%d: recovery truncated %d bytes of a torn or corrupt tail (%d later segments deleted)",
-                        key[0], key[1], report.truncated_bytes, report.deleted_segments)
+                                   log_start=d.read_checkpoint(LOG_START).get(key), cleaner_checkpoint=cleaner,
+                                   leader_epoch=epoch, now_ms=now_ms, index_interval=index_interval(p.log),
+                                   clean=d.clean_shutdown, contiguous=not p.topic.config.compacted and cleaner is None,
+                                   allow_missing=bool(self.cluster.config.get(ALLOW_MISSING_SEGMENTS)))
+        for warning in report.warnings:
+            log.warning("recovery of %s-%d: %s", key[0], key[1], warning)
+        # What the checkpoints say the log held (the high watermark: acknowledged; the recovery point:
+        # flushed). A log that now ends below it lost those records, whatever the files look like (a
+        # segment cut short after a clean stop is not checked, so only this notices it).
+        held = max(d.read_checkpoint(REPLICATION).get(key, 0), recovery_point)
+        if p.log.log_end_offset < held:
+            last = p.log.segments.segments[-1].base_offset if p.log.segments.segments else 0
+            log.warning("recovery of %s-%d: the log ends at offset %d (%s), below the offset %d its checkpoints "
+                        "recorded (high watermark / recovery point): offsets %d to %d are lost", key[0], key[1],
+                        p.log.log_end_offset, path / file_name(last, LOG), held, p.log.log_end_offset, held - 1)
         store.recovery_point = p.log.log_end_offset if report.truncated_bytes == 0 else recovery_point
         store.epochs_written = list(p.log.epoch_starts)
         d.partitions[key] = (store, p.log)
