@@ -68,6 +68,21 @@ if TYPE_CHECKING:
 log = logging.getLogger("mockbroker.storage")
 
 
+def read_meta_properties(path: Path) -> dict[str, str]:
+    """A log directory's meta.properties; DataDirError naming it when it is not one (not text, no node.id
+    nor cluster.id, a node.id that is not a number)."""
+    try:
+        props = decode_properties(path.read_text())
+    except ValueError as exc:  # UnicodeDecodeError: not text
+        raise DataDirError(f"{path} is not a meta.properties file ({exc}): fix or remove it") from None
+    if "node.id" not in props and "cluster.id" not in props:
+        raise DataDirError(f"{path} is not a meta.properties file (it has neither node.id nor cluster.id): fix "
+                           "or remove it")
+    if "node.id" in props and not props["node.id"].lstrip("-").isdigit():
+        raise DataDirError(f"{path} has node.id={props['node.id'][:40]!r}, not a number: fix or remove it")
+    return props
+
+
 class LogDirectory:
     """One Kafka log directory: meta.properties, the checkpoint files, the partition directories."""
 
@@ -86,7 +101,7 @@ class LogDirectory:
             self._lock.acquire()
         meta_path = self.path / META_PROPERTIES
         if meta_path.exists():
-            props = decode_properties(meta_path.read_text())
+            props = read_meta_properties(meta_path)
             stored_cluster = props.get("cluster.id", cluster_id)
             if props.get("node.id") not in (None, str(self.node_id)):
                 raise DataDirError(f"{meta_path} belongs to node {props.get('node.id')}, not node {self.node_id}")
@@ -173,8 +188,7 @@ class BrokerStorage:
         try:
             self.lock.acquire()  # before anything is read: a second broker on this data dir stops here
             cluster_id = self.cluster.cluster_id
-            meta_path = self.data_dir / metadata.FILE_NAME
-            meta = metadata.decode(meta_path.read_text()) if meta_path.exists() else None
+            meta = self._read_metadata()
             if meta is not None and meta.cluster_id and not cluster_id_given:
                 cluster_id = meta.cluster_id
             for d in self.dirs.values():
@@ -182,10 +196,6 @@ class BrokerStorage:
         except OSError as exc:
             self.close(clean=False)
             raise DataDirError(f"cannot use the data dir {self.data_dir}: {exc}") from exc
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            self.close(clean=False)
-            raise DataDirError(f"{self.data_dir / metadata.FILE_NAME} does not parse ({exc}): fix or remove it "
-                               "(the partition directories are then loaded with default configs)") from exc
         except DataDirError:
             self.close(clean=False)
             raise
@@ -207,6 +217,17 @@ class BrokerStorage:
         for d in self.dirs.values():
             self._guarded(d.write_all_checkpoints)
         self._guarded(self.metadata_changed)
+
+    def _read_metadata(self) -> metadata.ClusterMetadata | None:
+        """mockbroker-metadata.json, None when there is none; DataDirError naming it when it does not parse."""
+        path = self.data_dir / metadata.FILE_NAME
+        if not path.exists():
+            return None
+        try:
+            return metadata.decode(path.read_text())
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # bounded_json: no RecursionError
+            raise DataDirError(f"{path} does not parse ({str(exc)[:200]}): fix or remove it (the partition "
+                               "directories are then loaded with default configs)") from None
 
     def _load(self, meta: metadata.ClusterMetadata, *, has_metadata: bool) -> None:
         now = self.cluster.clock.now_ms()
