@@ -203,7 +203,8 @@ class MockBroker(NodeControl, AclApi):
         self._isr_check = None
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
-        self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options)
+        self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options,
+                                    lambda: int(self.cluster.config.get("socket.listen.backlog.size")))
         self._connections: set[Connection] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

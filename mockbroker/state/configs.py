@@ -105,6 +105,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("transaction.state.log.min.isr", ConfigType.INT, 2),
         ConfigDef("transaction.state.log.segment.bytes", ConfigType.INT, 104857600),
         ConfigDef("socket.request.max.bytes", ConfigType.INT, 104857600),
+        ConfigDef("socket.listen.backlog.size", ConfigType.INT, 1024),  # Kafka's 50: see mockbroker/failures.py
         ConfigDef("producer.id.expiration.ms", ConfigType.INT, 86400000),
         ConfigDef("transaction.max.timeout.ms", ConfigType.INT, 900000),
         ConfigDef("transactional.id.expiration.ms", ConfigType.INT, 604800000),
