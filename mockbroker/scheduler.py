@@ -4,6 +4,11 @@
 due_ms: in real time as the clock moves with the wall clock, and at once when a test moves the clock
 with `clock.advance(seconds)` (from any thread: the work hops onto the broker's loop). Callbacks are
 plain functions; state objects stay free of asyncio.
+
+A cancelled timer lets go of its callback at once (a connection's idle timer would otherwise keep the
+closed connection and its buffers until the timer's time came, 10 minutes on), and the heap is
+rebuilt without the cancelled entries as soon as they are more than half of it, so the heap holds at
+most twice the live timers.
 """
 
 from __future__ import annotations
@@ -20,22 +25,34 @@ from mockbroker.clock import Clock
 log = logging.getLogger("mockbroker.scheduler")
 
 
-class Timer:
-    __slots__ = ("due_ms", "callback", "cancelled")
+def _cancelled_callback() -> None:
+    """What a cancelled timer holds instead of its callback (it never runs)."""
 
-    def __init__(self, due_ms: int, callback: Callable[[], None]) -> None:
+
+class Timer:
+    __slots__ = ("due_ms", "callback", "cancelled", "_scheduler")
+
+    def __init__(self, due_ms: int, callback: Callable[[], None], scheduler: Scheduler | None = None) -> None:
         self.due_ms = due_ms
         self.callback = callback
         self.cancelled = False
+        self._scheduler = scheduler  # while in that scheduler's heap
 
     def cancel(self) -> None:
+        if self.cancelled:
+            return
         self.cancelled = True
+        self.callback = _cancelled_callback  # let go of whatever the callback holds (a connection)
+        scheduler, self._scheduler = self._scheduler, None
+        if scheduler is not None:
+            scheduler._cancelled_one()
 
 
 class Scheduler:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self._heap: list[tuple[int, int, Timer]] = []
+        self._cancelled = 0  # cancelled timers still in the heap
         self._seq = itertools.count()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
@@ -54,8 +71,27 @@ class Scheduler:
             self._handle = None
         self._loop = None
 
+    @property
+    def size(self) -> int:
+        """How many timers the heap holds, cancelled ones not yet dropped included."""
+        return len(self._heap)
+
+    def _cancelled_one(self) -> None:
+        self._cancelled += 1
+        if self._cancelled * 2 > len(self._heap):
+            self._heap = [entry for entry in self._heap if not entry[2].cancelled]
+            heapq.heapify(self._heap)
+            self._cancelled = 0
+
+    def _pop(self) -> Timer:
+        timer = heapq.heappop(self._heap)[2]
+        if timer.cancelled:
+            self._cancelled -= 1
+        timer._scheduler = None  # out of the heap: a later cancel() has nothing to count
+        return timer
+
     def call_at(self, due_ms: int, callback: Callable[[], None]) -> Timer:
-        timer = Timer(due_ms, callback)
+        timer = Timer(due_ms, callback, self)
         heapq.heappush(self._heap, (due_ms, next(self._seq), timer))
         if self._heap[0][2] is timer:
             self._arm()
@@ -76,7 +112,7 @@ class Scheduler:
         """Run every timer whose time has come (on the broker's loop)."""
         now = self.clock.now_ms()
         while self._heap and self._heap[0][0] <= now:
-            _, _, timer = heapq.heappop(self._heap)
+            timer = self._pop()
             if timer.cancelled:
                 continue
             try:
@@ -93,7 +129,7 @@ class Scheduler:
             self._handle.cancel()
             self._handle = None
         while self._heap and self._heap[0][2].cancelled:
-            heapq.heappop(self._heap)
+            self._pop()
         if not self._heap:
             return
         delay = max(0.0, (self._heap[0][0] - self.clock.now_ms()) / 1000.0)

@@ -211,7 +211,8 @@ class MockBroker:
         self.acl_admin = AclAdmin(self.security, self._hop)
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
-        self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options)
+        self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options,
+                                    lambda: int(self.cluster.config.get("socket.listen.backlog.size")))
         self._connections: set[Connection] = set()
         self._stopping = False
         dispatch.load_handlers()

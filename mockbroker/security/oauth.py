@@ -14,7 +14,14 @@ does against its JWKS.
 
 A token that fails is answered (NONE) with Kafka's JSON error, `{"status":"invalid_token"}` or
 `{"status":"insufficient_scope", "scope":"..."}`; the client then sends 0x01 and gets
-SASL_AUTHENTICATION_FAILED with that JSON as the message.
+SASL_AUTHENTICATION_FAILED with that JSON as the message (KIP-255's exchange).
+
+What is parsed is bounded, so every bad token gets that answer and none an exception: the client's
+first message at most Kafka's sasl.server.max.receive.size (512 KiB), the header and claims JSON nested
+at most MAX_JSON_DEPTH levels and without NaN / Infinity (mockbroker/bounded_json.py), `exp` and `iat`
+finite numbers of seconds whose milliseconds fit a Java long (what Kafka computes with them), and
+whatever PyJWT raises for a token it cannot use (an HS256 token against an RSA key raises TypeError)
+taken as an invalid token.
 """
 
 from __future__ import annotations
@@ -22,11 +29,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockbroker import bounded_json
 from mockbroker.extras import require
 from mockbroker.security.failure import SaslFailure, generic_failure
 
@@ -36,6 +45,9 @@ _SASLNAME = r"(?:[\x01-\x7f](?<![=,])|=2C|=3D)+"
 _KVPAIRS = r"(?:[A-Za-z]+=[\x21-\x7e \t\r\n]+\x01)*"
 _CLIENT_FIRST = re.compile(rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,\x01(?P<kvpairs>{_KVPAIRS})\x01", re.S)
 _AUTH = re.compile(r"(?P<scheme>\w+) +(?P<token>[-_~+/.a-zA-Z0-9]+=*)")
+MAX_CLIENT_FIRST_BYTES = 524288  # Kafka's sasl.server.max.receive.size default: no larger token is read
+MAX_JSON_DEPTH = 32  # the header's and the claims' nesting (real claims nest 2 or 3 levels)
+MAX_TIME_S = (2**63 - 1) // 1000  # exp / iat in seconds: their milliseconds are a Java long in Kafka
 
 
 @dataclass
@@ -67,7 +79,7 @@ class TokenInvalid(Exception):
 
 def _b64url_json(part: str) -> dict[str, Any]:
     try:
-        value = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+        value = bounded_json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)), max_depth=MAX_JSON_DEPTH)
     except (binascii.Error, ValueError) as exc:
         raise TokenInvalid(f"not base64url-encoded JSON: {exc}") from None
     if not isinstance(value, dict):
@@ -83,6 +95,8 @@ def _number(claims: dict[str, Any], name: str, required: bool) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TokenInvalid(f"claim {name} is not a number")
+    if (isinstance(value, float) and not math.isfinite(value)) or abs(value) > MAX_TIME_S:
+        raise TokenInvalid(f"claim {name} is out of range: {str(value)[:40]}")
     return float(value)
 
 
@@ -103,7 +117,8 @@ def validate_claims(claims: dict[str, Any], config: OAuthConfig, now_ms: int) ->
         raise TokenInvalid("the token expires before it was issued")
     if config.required_scopes:
         scope = claims.get(config.scope_claim)
-        granted = set(scope.split()) if isinstance(scope, str) else set(scope) if isinstance(scope, list) else set()
+        items = scope.split() if isinstance(scope, str) else scope if isinstance(scope, list) else []
+        granted = {item for item in items if isinstance(item, str)}
         if not set(config.required_scopes) <= granted:
             raise TokenInvalid("required scope missing", scope=" ".join(config.required_scopes))
     return principal, int(exp * 1000)
@@ -125,6 +140,10 @@ def validate_signed(token: str, config: OAuthConfig, now_ms: int) -> tuple[str, 
     """A signed JWT verified with PyJWT against the configured keys; the principal and its expiry (ms)."""
     jwt = require("jwt", SIGNED_TOKENS)
 
+    parts = token.split(".")
+    if len(parts) != 3:
+        raise TokenInvalid("a signed JWT has 3 dot-separated parts")
+    _b64url_json(parts[0]), _b64url_json(parts[1])  # bounded before PyJWT parses them (its json is not)
     last: Exception | None = None
     for key in config.keys or []:
         try:
@@ -133,7 +152,7 @@ def validate_signed(token: str, config: OAuthConfig, now_ms: int) -> tuple[str, 
                                 options={"verify_exp": False, "verify_iat": False, "verify_nbf": False,
                                          "verify_aud": config.audience is not None,
                                          "verify_iss": config.issuer is not None})
-        except jwt.PyJWTError as exc:
+        except (jwt.PyJWTError, TypeError, ValueError) as exc:  # TypeError: the token's alg does not fit the key
             last = exc
             continue
         return validate_claims(claims, config, now_ms)  # exp and iat on the broker clock
@@ -159,6 +178,8 @@ class OAuthBearerServer:
         if token == b"\x01" and self._error is not None:
             raise SaslFailure(self._error)  # the client's answer to our error
         self._error = None
+        if len(token) > MAX_CLIENT_FIRST_BYTES:
+            raise SaslFailure(generic_failure(MECHANISM))
         match = _CLIENT_FIRST.fullmatch(token.decode("utf-8", "replace"))
         if match is None:
             raise SaslFailure(generic_failure(MECHANISM))  # Kafka: "Invalid OAUTHBEARER client first message"

@@ -106,6 +106,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("transaction.state.log.min.isr", ConfigType.INT, 2),
         ConfigDef("transaction.state.log.segment.bytes", ConfigType.INT, 104857600),
         ConfigDef("socket.request.max.bytes", ConfigType.INT, 104857600),
+        ConfigDef("socket.listen.backlog.size", ConfigType.INT, 1024),  # Kafka's 50: see mockbroker/failures.py
         ConfigDef("producer.id.expiration.ms", ConfigType.INT, 86400000),
         ConfigDef("transaction.max.timeout.ms", ConfigType.INT, 900000),
         ConfigDef("transactional.id.expiration.ms", ConfigType.INT, 604800000),
@@ -140,6 +141,8 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         # a request with more parts than fit (Produce partitions, Fetch v0-v3 down-conversions) does the
         # rest in further steps, letting other connections be served in between.
         ConfigDef("mockbroker.max.request.step.ms", ConfigType.INT, 20),
+        # Not Kafka's: start on a data dir whose log misses a segment in the middle (storage/recovery.py).
+        ConfigDef("mockbroker.recovery.allow.missing.segments", ConfigType.BOOLEAN, False),
     ]
 }
 # Every topic config's broker fallback is a broker config too.

@@ -7,7 +7,8 @@
   so a partition's directory is in the log directory of its first replica (its preferred leader) only.
 - `<data dir>/mockbroker-metadata.json` (metadata.py): topics, ids, configs, the producer id block, and
   (cluster_settings.py) dynamic broker configs, SCRAM credentials and ACL bindings.
-- Each log directory is locked (`.lock`, flock) while a broker uses it, and gets `.kafka_cleanshutdown`
+- The data dir is locked (`<data dir>/.lock`, dir_lock.py) before anything in it is read, whatever the
+  node count; with brokers=N each `node-<id>/` is locked too. Each log directory gets `.kafka_cleanshutdown`
   when the broker stops cleanly; without it the next start checks every batch past the recovery point.
 
 `open_storage` is called by MockBroker before it serves anything: it loads what the data dir holds into the
@@ -17,7 +18,6 @@ reaches the files.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import shutil
@@ -39,9 +39,9 @@ from mockbroker.storage.checkpoints import (
     encode_offsets,
 )
 from mockbroker.storage.cluster_settings import StoredSettings
+from mockbroker.storage.dir_lock import DirLock
 from mockbroker.storage.layout import (
     CLEAN_SHUTDOWN,
-    LOCK,
     LOG,
     META_PROPERTIES,
     PARTITION_METADATA,
@@ -57,7 +57,7 @@ from mockbroker.storage.layout import (
     write_atomically,
 )
 from mockbroker.storage.partition_store import PartitionStore, index_interval
-from mockbroker.storage.recovery import recover_partition
+from mockbroker.storage.recovery import ALLOW_MISSING_SEGMENTS, recover_partition
 
 if TYPE_CHECKING:
     from mockbroker.security import BrokerSecurity
@@ -68,29 +68,40 @@ if TYPE_CHECKING:
 log = logging.getLogger("mockbroker.storage")
 
 
+def read_meta_properties(path: Path) -> dict[str, str]:
+    """A log directory's meta.properties; DataDirError naming it when it is not one (not text, no node.id
+    nor cluster.id, a node.id that is not a number)."""
+    try:
+        props = decode_properties(path.read_text())
+    except ValueError as exc:  # UnicodeDecodeError: not text
+        raise DataDirError(f"{path} is not a meta.properties file ({exc}): fix or remove it") from None
+    if "node.id" not in props and "cluster.id" not in props:
+        raise DataDirError(f"{path} is not a meta.properties file (it has neither node.id nor cluster.id): fix "
+                           "or remove it")
+    if "node.id" in props and not props["node.id"].lstrip("-").isdigit():
+        raise DataDirError(f"{path} has node.id={props['node.id'][:40]!r}, not a number: fix or remove it")
+    return props
+
+
 class LogDirectory:
     """One Kafka log directory: meta.properties, the checkpoint files, the partition directories."""
 
-    def __init__(self, path: Path, node_id: int) -> None:
+    def __init__(self, path: Path, node_id: int, *, locked_by_data_dir: bool = False) -> None:
         self.path = path
         self.node_id = node_id
         self.partitions: dict[tuple[str, int], tuple[PartitionStore, PartitionLog]] = {}
-        self._lock_fd: int | None = None
+        # The data dir's own lock covers a log directory that is the data dir (brokers=1).
+        self._lock = None if locked_by_data_dir else DirLock(path)
         self.clean_shutdown = False
 
     def open(self, cluster_id: str, cluster_id_given: bool) -> str:
         """Create or check the directory; the cluster id it belongs to."""
         self.path.mkdir(parents=True, exist_ok=True)
-        self._lock_fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(self._lock_fd)
-            self._lock_fd = None
-            raise DataDirError(f"{self.path} is in use by another broker (its {LOCK} is locked)") from None
+        if self._lock is not None:
+            self._lock.acquire()
         meta_path = self.path / META_PROPERTIES
         if meta_path.exists():
-            props = decode_properties(meta_path.read_text())
+            props = read_meta_properties(meta_path)
             stored_cluster = props.get("cluster.id", cluster_id)
             if props.get("node.id") not in (None, str(self.node_id)):
                 raise DataDirError(f"{meta_path} belongs to node {props.get('node.id')}, not node {self.node_id}")
@@ -136,9 +147,8 @@ class LogDirectory:
     def close(self, clean: bool) -> None:
         if clean:
             write_atomically(self.path / CLEAN_SHUTDOWN, b"")
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        if self._lock is not None:
+            self._lock.release()
 
 
 class BrokerStorage:
@@ -151,8 +161,9 @@ class BrokerStorage:
         self.cluster = cluster
         self.aborted_index = aborted_index
         self.settings = StoredSettings(cluster.config, security, node_ids[0])
+        self.lock = DirLock(data_dir)  # the whole data dir's, taken first (dir_lock.py)
         if len(node_ids) == 1:
-            self.dirs = {node_ids[0]: LogDirectory(data_dir, node_ids[0])}
+            self.dirs = {node_ids[0]: LogDirectory(data_dir, node_ids[0], locked_by_data_dir=True)}
         else:
             self.dirs = {n: LogDirectory(data_dir / f"node-{n}", n) for n in node_ids}
         self.closed = False
@@ -175,10 +186,9 @@ class BrokerStorage:
     def open(self, cluster_id_given: bool) -> None:
         """Lock and check every log directory, load the topics and their logs, then attach."""
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self.lock.acquire()  # before anything is read: a second broker on this data dir stops here
             cluster_id = self.cluster.cluster_id
-            meta_path = self.data_dir / metadata.FILE_NAME
-            meta = metadata.decode(meta_path.read_text()) if meta_path.exists() else None
+            meta = self._read_metadata()
             if meta is not None and meta.cluster_id and not cluster_id_given:
                 cluster_id = meta.cluster_id
             for d in self.dirs.values():
@@ -186,17 +196,17 @@ class BrokerStorage:
         except OSError as exc:
             self.close(clean=False)
             raise DataDirError(f"cannot use the data dir {self.data_dir}: {exc}") from exc
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            self.close(clean=False)
-            raise DataDirError(f"{self.data_dir / metadata.FILE_NAME} does not parse ({exc}): fix or remove it "
-                               "(the partition directories are then loaded with default configs)") from exc
         except DataDirError:
             self.close(clean=False)
             raise
         self.cluster.cluster_id = cluster_id
         if meta is not None:
             self.cluster.skip_producer_ids_below(meta.next_producer_id)
-        self._load(meta or metadata.ClusterMetadata(), has_metadata=meta is not None)
+        try:
+            self._load(meta or metadata.ClusterMetadata(), has_metadata=meta is not None)
+        except DataDirError:  # a partition recovery refuses (a missing segment): the data dir stays as it is
+            self.close(clean=False)
+            raise
         self.settings.load(meta or metadata.ClusterMetadata(), log.warning)
         self.settings.attach(lambda: self._guarded(self.metadata_changed))
         self.cluster.storage = self
@@ -207,6 +217,17 @@ class BrokerStorage:
         for d in self.dirs.values():
             self._guarded(d.write_all_checkpoints)
         self._guarded(self.metadata_changed)
+
+    def _read_metadata(self) -> metadata.ClusterMetadata | None:
+        """mockbroker-metadata.json, None when there is none; DataDirError naming it when it does not parse."""
+        path = self.data_dir / metadata.FILE_NAME
+        if not path.exists():
+            return None
+        try:
+            return metadata.decode(path.read_text())
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # bounded_json: no RecursionError
+            raise DataDirError(f"{path} does not parse ({str(exc)[:200]}): fix or remove it (the partition "
+                               "directories are then loaded with default configs)") from None
 
     def _load(self, meta: metadata.ClusterMetadata, *, has_metadata: bool) -> None:
         now = self.cluster.clock.now_ms()
@@ -291,13 +312,23 @@ class BrokerStorage:
                 log.warning("%s holds topic id %s, not %s: loaded anyway", path, stored_id, p.topic.topic_id)
         store = PartitionStore(path, p.log, d.write_checkpoint)
         recovery_point = d.read_checkpoint(RECOVERY_POINT).get(key, 0)
+        cleaner = d.read_checkpoint(CLEANER).get(key)
         report = recover_partition(path, p.log, recovery_point=recovery_point,
-                                   log_start=d.read_checkpoint(LOG_START).get(key),
-                                   cleaner_checkpoint=d.read_checkpoint(CLEANER).get(key), leader_epoch=epoch,
-                                   now_ms=now_ms, index_interval=index_interval(p.log), clean=d.clean_shutdown)
-        if report.truncated_bytes:
-            log.warning("%s-%d: recovery truncated %d bytes of a torn or corrupt tail (%d later segments deleted)",
-                        key[0], key[1], report.truncated_bytes, report.deleted_segments)
+                                   log_start=d.read_checkpoint(LOG_START).get(key), cleaner_checkpoint=cleaner,
+                                   leader_epoch=epoch, now_ms=now_ms, index_interval=index_interval(p.log),
+                                   clean=d.clean_shutdown, contiguous=not p.topic.config.compacted and cleaner is None,
+                                   allow_missing=bool(self.cluster.config.get(ALLOW_MISSING_SEGMENTS)))
+        for warning in report.warnings:
+            log.warning("recovery of %s-%d: %s", key[0], key[1], warning)
+        # What the checkpoints say the log held (the high watermark: acknowledged; the recovery point:
+        # flushed). A log that now ends below it lost those records, whatever the files look like (a
+        # segment cut short after a clean stop is not checked, so only this notices it).
+        held = max(d.read_checkpoint(REPLICATION).get(key, 0), recovery_point)
+        if p.log.log_end_offset < held:
+            last = p.log.segments.segments[-1].base_offset if p.log.segments.segments else 0
+            log.warning("recovery of %s-%d: the log ends at offset %d (%s), below the offset %d its checkpoints "
+                        "recorded (high watermark / recovery point): offsets %d to %d are lost", key[0], key[1],
+                        p.log.log_end_offset, path / file_name(last, LOG), held, p.log.log_end_offset, held - 1)
         store.recovery_point = p.log.log_end_offset if report.truncated_bytes == 0 else recovery_point
         store.epochs_written = list(p.log.epoch_starts)
         d.partitions[key] = (store, p.log)
@@ -379,6 +410,7 @@ class BrokerStorage:
                 d.close(clean and all(s.failed is None for s, _ in d.partitions.values()))
             except OSError as exc:
                 log.error("cannot close %s: %s", d.path, exc)
+        self.lock.release()
         if self.cluster.storage is self:
             self.cluster.storage = None
             for t in self.cluster.topics.values():

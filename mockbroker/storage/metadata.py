@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockbroker import bounded_json
 from mockbroker.storage.layout import kafka_uuid, parse_kafka_uuid
 
 FILE_NAME = "mockbroker-metadata.json"
@@ -66,7 +67,11 @@ def encode(meta: ClusterMetadata) -> bytes:
 
 
 def decode(text: str) -> ClusterMetadata:
-    doc = json.loads(text)
+    """The file's content; ValueError (or KeyError / TypeError for a wrong shape) when it does not parse. Its
+    nesting is bounded (bounded_json): the file nests 4 levels, a deeper one is not ours."""
+    doc = bounded_json.loads(text, max_depth=32)
+    if not isinstance(doc, dict):
+        raise ValueError("not a JSON object")
     if doc.get("version") != VERSION:
         raise ValueError(f"{FILE_NAME}: unknown version {doc.get('version')!r}")
     topics = []

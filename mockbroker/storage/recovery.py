@@ -17,13 +17,23 @@ As Kafka's LogLoader:
 4. Producer state: the latest `.snapshot` at or below the log end offset, then the batches from its offset
    on replayed (later snapshots, made stale by a truncation, are deleted); without a snapshot, every batch.
    Producers whose last batch lies below the log start offset are dropped, as Kafka's truncateHead does.
+
+Nothing is dropped without a word: every truncation and every deleted segment is a line of
+`RecoveryReport.warnings` (the file, the offsets lost), which the caller logs at WARNING, as Kafka's
+LogLoader warns "Corruption found in segment ..., truncating to offset ...". A missing segment, found by
+the index files it left behind (Kafka: "Found an orphaned index file ...") or, on a log that was never
+compacted, by a hole between one segment's last offset and the next one's base, is worse than a torn tail:
+records in the middle of the log are gone while the log goes on after them. Recovery refuses such a log
+(MissingSegmentError, a DataDirError: the broker does not start) unless `allow_missing`
+(mockbroker.recovery.allow.missing.segments=true), which loads the log with the hole and warns. A missing
+last segment is a lost tail: warned, the log ends before it.
 """
 
 from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +42,7 @@ from mockbroker.protocol.records.batch import RECORD_BATCH_OVERHEAD, RecordBatch
 from mockbroker.state.log.producers import BatchMetadata, ProducerEntry
 from mockbroker.state.log.segments import Segment
 from mockbroker.state.log.stored_batch import StoredBatch
-from mockbroker.storage import producer_snapshot
+from mockbroker.storage import DataDirError, producer_snapshot
 from mockbroker.storage.checkpoints import decode_epochs
 from mockbroker.storage.layout import (
     CLEANED,
@@ -53,6 +63,12 @@ if TYPE_CHECKING:
     from mockbroker.state.log.partition_log import PartitionLog
 
 _LENGTH = struct.Struct(">qi")  # base offset, batch length
+ALLOW_MISSING_SEGMENTS = "mockbroker.recovery.allow.missing.segments"
+_INDEX_FILES = (INDEX, TIME_INDEX, TXN_INDEX)
+
+
+class MissingSegmentError(DataDirError):
+    """A segment in the middle of a partition's log is missing and recovery was not told to go on."""
 
 
 @dataclass
@@ -65,6 +81,7 @@ class RecoveryReport:
     truncated_bytes: int = 0
     deleted_segments: int = 0
     snapshot_offset: int | None = None
+    warnings: list[str] = field(default_factory=list)  # what was lost, file by file (logged at WARNING)
 
 
 def scan_batches(data: bytes, *, check: bool, next_offset: int) -> tuple[list[RecordBatch], int]:
@@ -130,19 +147,60 @@ def finish_interrupted(directory: Path) -> None:
                 os.replace(swap, directory / file_name(base, suffix))
 
 
+def _orphaned_indexes(directory: Path, bases: list[int]) -> dict[int, list[str]]:
+    """Index files whose segment's `.log` is gone, by that segment's base offset."""
+    have = set(bases)
+    out: dict[int, list[str]] = {}
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(_INDEX_FILES) and (b := offset_of(name)) is not None and b not in have:
+            out.setdefault(b, []).append(name)
+    return out
+
+
+def _delete_segment(directory: Path, base: int) -> None:
+    for suffix in (LOG, *_INDEX_FILES):
+        p = directory / file_name(base, suffix)
+        if p.exists():
+            os.unlink(p)
+
+
+def _hole(directory: Path, report: RecoveryReport, *, start: int, end: int, orphans: list[int],
+          allow_missing: bool) -> None:
+    """Offsets start..end-1 lie between two segments and no segment holds them: refuse, or warn."""
+    where = (f"segment {file_name(orphans[0], LOG)} is missing (its index files are still there)" if orphans
+             else f"no segment holds offsets {start} to {end - 1} (the one that did is missing)")
+    if not allow_missing:
+        raise MissingSegmentError(f"{directory}: {where}: records {start} to {end - 1} are lost from the middle of "
+                                  f"the log. Restore the file, or set {ALLOW_MISSING_SEGMENTS}=true to start "
+                                  "without them")
+    report.warnings.append(f"{where}: offsets {start} to {end - 1} are lost; going on without them as "
+                           f"{ALLOW_MISSING_SEGMENTS}=true")
+    for base in orphans:
+        _delete_segment(directory, base)
+
+
 def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: int, log_start: int | None,
                       cleaner_checkpoint: int | None, leader_epoch: int, now_ms: int,
-                      index_interval: int, clean: bool = False) -> RecoveryReport:
+                      index_interval: int, clean: bool = False, contiguous: bool = False,
+                      allow_missing: bool = False) -> RecoveryReport:
     """Fill the (new, empty) log `plog` from its directory; truncate what does not check out. `clean`: the
-    broker stopped cleanly (its marker file was there), so nothing past the recovery point is checked."""
+    broker stopped cleanly (its marker file was there), so nothing past the recovery point is checked.
+    `contiguous`: the log was never compacted, so its segments follow each other without a hole in the
+    offsets. A missing segment in the middle raises MissingSegmentError unless `allow_missing`."""
     report = RecoveryReport()
     finish_interrupted(directory)
     bases = _segment_bases(directory)
+    orphans = _orphaned_indexes(directory, bases)
     batches: list[StoredBatch] = []
     segments: list[Segment] = []
     next_offset = 0
     for k, base in enumerate(bases):
         path = directory / file_name(base, LOG)
+        if k:
+            missing = [o for o in orphans if bases[k - 1] < o < base]
+            if missing or (contiguous and base > next_offset):
+                _hole(directory, report, start=min([next_offset, *missing]), end=base, orphans=missing,
+                      allow_missing=allow_missing)
         data = path.read_bytes()
         last_segment = k + 1 == len(bases)
         check = not clean and (last_segment or bases[k + 1] > recovery_point)
@@ -150,12 +208,11 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
         if k and base < next_offset:  # overlaps the segment before it: not a segment of this log
             found, valid = [], 0
         if k and not found and valid < len(data):  # nothing of it is whole: it goes with the ones after it
-            for later in bases[k:]:
-                for suffix in (LOG, INDEX, TIME_INDEX, TXN_INDEX):
-                    p = directory / file_name(later, suffix)
-                    if p.exists():
-                        os.unlink(p)
-                report.deleted_segments += 1
+            report.warnings.append(f"{path}: no whole batch in its {len(data)} bytes: deleted, the log now ends at "
+                                   f"offset {next_offset}; offsets from {max(next_offset, base)} on are lost")
+            _delete_later(directory, report, bases[k + 1:], path.name)
+            _delete_segment(directory, base)
+            report.deleted_segments += 1
             report.truncated_bytes += len(data)
             break
         seg = Segment(base, size=valid, created_ms=now_ms, last_modified_ms=now_ms)
@@ -177,15 +234,22 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
             with open(path, "r+b") as f:
                 f.truncate(valid)
             report.truncated_bytes += len(data) - valid
+            report.warnings.append(f"{path}: corruption found at byte {valid}: truncated to offset {next_offset} "
+                                   f"({len(data) - valid} bytes); offsets from {next_offset} on are lost")
             keep_txn_entries_below(directory, base, next_offset)
-            for later in bases[k + 1:]:
-                for suffix in (LOG, INDEX, TIME_INDEX, TXN_INDEX):
-                    p = directory / file_name(later, suffix)
-                    if p.exists():
-                        os.unlink(p)
-                report.deleted_segments += 1
+            _delete_later(directory, report, bases[k + 1:], path.name)
             write_segment_indexes(directory, base, seg_batches, index_interval)
             break
+    for base, names in orphans.items():
+        if not (directory / names[0]).exists():
+            continue  # a hole's, dealt with above
+        where = f"segment {directory / file_name(base, LOG)} is missing (its index files are still there)"
+        if segments and base < segments[0].base_offset:
+            report.warnings.append(f"{where}: offsets {base} to {segments[0].base_offset - 1} are lost, the log "
+                                   f"starts at offset {segments[0].base_offset}")
+        else:
+            report.warnings.append(f"{where}: offsets from {base} on are lost, the log ends at offset {next_offset}")
+        _delete_segment(directory, base)
     report.batches = len(batches)
     start = max(log_start or 0, segments[0].base_offset if segments else 0)
     end = max(next_offset, segments[-1].base_offset if segments else start)
@@ -205,6 +269,15 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
     report.snapshot_offset = load_producer_state(directory, plog, now_ms)
     plog.sync_open_txns()
     return report
+
+
+def _delete_later(directory: Path, report: RecoveryReport, later: list[int], cause: str) -> None:
+    """The segments after a truncated one go (Kafka's recovery deletes every segment after a corruption)."""
+    for base in later:
+        report.warnings.append(f"{directory / file_name(base, LOG)}: deleted after the corruption in {cause} "
+                               f"(offsets from {base} on)")
+        _delete_segment(directory, base)
+        report.deleted_segments += 1
 
 
 def _epochs(directory: Path, batches: list[StoredBatch], end: int) -> list[tuple[int, int]]:
