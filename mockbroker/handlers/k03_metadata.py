@@ -18,12 +18,14 @@
 - Authorization (with an authorizer, `authorize`): DESCRIBE on each topic; listing all topics leaves out
   the ones not described, naming one answers TOPIC_AUTHORIZATION_FAILED (zero id, nothing else of it);
   auto-creating a topic needs CREATE on the cluster or the topic; the topic and cluster authorized
-  operations (v8+) are the principal's, when asked.
+  operations (v8+) are the principal's, when asked. The answer names only topics the request named: a
+  v0 request whose every topic is refused gets those refusals, never every topic.
 - Error answer (fault injection, `error_response`): the code at the top and on every topic named.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mockbroker.authorization.access import (
@@ -109,6 +111,10 @@ def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> Ha
     all_topics = requested is None or (v == 0 and not requested)
     refused: list[Msg] = []
     describe = AclOperation.DESCRIBE
+    # The topics the handler was asked about (None: every topic). The answer keeps only those: a v0
+    # request whose every named topic is refused reaches the handler with an empty list, which at v0
+    # means every topic (issue #33).
+    asked: Callable[[Msg], bool] | None = None
     if all_topics:
         result = call(req)
     elif v < 12 and any(e.name is None or e.topic_id != ZERO_UUID for e in requested):
@@ -117,6 +123,8 @@ def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> Ha
         ids = [e for e in requested if e.topic_id != ZERO_UUID]
         allowed, denied = split(access, describe, ids, lambda e: topic_name(access, None, e.topic_id))
         refused = [_refused(None, e.topic_id) for e in dict((e.topic_id, e) for e in denied).values()]
+        ids_asked = {e.topic_id for e in allowed}
+        asked = lambda t: t.topic_id in ids_asked  # noqa: E731
         result = call(with_list(req, "topics", allowed))
     else:
         allowed, denied = split(access, describe, requested, lambda e: e.name)
@@ -129,12 +137,16 @@ def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> Ha
             allowed = [e for e in allowed if e.name not in no_create]
             refused = [_refused(name) for name in dict.fromkeys(e.name for e in missing
                                                                 if e.name in no_create)] + refused
+        names_asked = {e.name for e in allowed}
+        asked = lambda t: t.name in names_asked  # noqa: E731
         result = call(with_list(req, "topics", allowed))
 
     def edit(response: Msg) -> None:
         topics = response.topics
         if all_topics:
             topics = [t for t in topics if access.may(describe, ResourceType.TOPIC, t.name)]
+        elif asked is not None:
+            topics = [t for t in topics if asked(t)]
         if req.get("include_topic_authorized_operations") and v >= 8:
             for t in topics:
                 t.topic_authorized_operations = access.operations(ResourceType.TOPIC, t.name or "")
