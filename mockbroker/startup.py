@@ -1,6 +1,6 @@
 """What a broker does with its settings (mockbroker/settings.py) as it starts: each node's copy of the listeners
 given, the topics asked for at start (the command's --topic, the images' topic variables), and the CA certificate
-file clients trust. TopicSpec and the test defaults (TEST_DEFAULTS) live in mockbroker/settings.py.
+file clients trust. TopicSpec (a topic to create) and the test defaults live in mockbroker/settings.py.
 """
 
 from __future__ import annotations
@@ -9,10 +9,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from mockbroker.errors import KafkaError
-from mockbroker.settings import TEST_DEFAULTS, TopicSpec
+from mockbroker.settings import TopicSpec
 from mockbroker.state.cluster.cluster import Listener
-
-__all__ = ["TEST_DEFAULTS", "TopicSpec", "create_start_topics", "listener_of_node", "write_ca"]
 
 if TYPE_CHECKING:
     from mockbroker.security import BrokerSecurity
