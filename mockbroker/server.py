@@ -166,8 +166,7 @@ class MockBroker:
         return self._settings
 
     @property
-    def node_id(self) -> int:
-        """The first node's id (broker.node)."""
+    def node_id(self) -> int:  # the first node's (broker.node)
         return self._settings.node_id
 
     def _build(self, settings: Settings, clock: Clock | None) -> None:
