@@ -13,8 +13,9 @@ Security (mockbroker/security): a listener named PLAINTEXT, SSL, SASL_PLAINTEXT 
 protocol; other names take --security-protocol-map NAME:PROTOCOL,... (Kafka's
 listener.security.protocol.map). Users come from --user NAME:PASSWORD; TLS listeners use a generated
 CA unless --ssl-certfile/--ssl-keyfile or --ssl-keystore are given (--ssl-ca-out writes the CA's PEM).
-Every flag and variable ends in one settings object (envconfig.BrokerSettings), security included, whose
-broker_kwargs() make the broker; nothing here changes the broker after it is made.
+Every flag and variable ends in envconfig.BrokerSettings, whose broker_settings() is the broker's one settings
+object (mockbroker/settings.py, security included) that MockBroker.from_settings makes the broker of; nothing here
+changes the broker after it is made.
 
 Configured from the environment too, as the Kafka images are (KAFKA_LISTENERS, KAFKA_ADVERTISED_LISTENERS,
 KAFKA_NODE_ID, KAFKA_CFG_*, KAFKA_CREATE_TOPICS, MOCKBROKER_TOPICS, ...: see mockbroker/envconfig.py);
@@ -221,7 +222,7 @@ async def serve(settings: BrokerSettings) -> int:
         except MissingExtraError as exc:
             return _fail(str(exc), 2)
     try:
-        broker = MockBroker(**settings.broker_kwargs())
+        broker = MockBroker.from_settings(settings.broker_settings())
     except KafkaError as exc:
         return _fail(f"bad setting: {exc.message or exc}", 2)
     except MissingExtraError as exc:

@@ -70,6 +70,7 @@ from mockbroker.errors import KafkaError
 from mockbroker.security.jaas import JaasError
 from mockbroker.security.protocols import SERVED_MECHANISMS
 from mockbroker.security.settings import JAAS_FILE, SCRAM_CREDENTIALS, is_security_setting, sasl_logins
+from mockbroker.settings import Settings, make_settings
 from mockbroker.state.cluster.cluster import Listener
 from mockbroker.state.configs import BROKER_CONFIGS, parse_value
 
@@ -159,9 +160,14 @@ class BrokerSettings:
     defaults: str = "kafka"  # MockBroker's defaults: kafka (the command's), test (MOCKBROKER_DEFAULTS=test, the image)
     tls: TlsConfig | None = None  # from the --ssl-* flags (None: Kafka's ssl.* settings, else a throwaway CA)
 
+    def broker_settings(self) -> Settings:
+        """The broker's one settings object (mockbroker/settings.py), what MockBroker.from_settings makes a broker
+        of: everything it needs, security and the topics to create included."""
+        return make_settings(**self.broker_kwargs())
+
     def broker_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for MockBroker(...): everything the broker needs, security and the topics to create
-        included (brokers, users, data_dir, racks, topics, tls and ssl_ca_out only when given)."""
+        """The same as MockBroker's keyword arguments (MockBroker(**kwargs).settings == broker_settings()): brokers,
+        users, data_dir, racks, topics, tls and ssl_ca_out only when given."""
         kwargs: dict[str, Any] = {
             "node_id": self.node_id,
             "cluster_id": self.cluster_id,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockbroker.errors import KafkaError
-from mockbroker.startup import TopicSpec
+from mockbroker.settings import TopicSpec
 from mockbroker.state.cluster.cluster import validate_topic_name
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")

@@ -131,7 +131,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("MOCKBROKER_HTTP_PORT",           None,                                      "mockbroker.http.port",   integer("the HTTP port", 0, 65535), True),
     EnvVar("MOCKBROKER_LOG_LEVEL",           None,                                      "mockbroker.log.level",   log_level, True),
     EnvVar("MOCKBROKER_BROKERS",             None,                                      "mockbroker.brokers",     integer("the broker count", 1, 64), True),
-    # test: start from the test defaults (mockbroker/startup.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0), as the
+    # test: start from the test defaults (mockbroker/settings.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0), as the
     # image does; kafka (the command's default): Kafka's own. Explicit settings win either way.
     EnvVar("MOCKBROKER_DEFAULTS",            None,                                      "mockbroker.defaults",    choice("the defaults", ("kafka", "test")), True),
     # -- security: users (bitnami's lists), where the throwaway CA goes (sasl.enabled.mechanisms, ssl.client.auth,

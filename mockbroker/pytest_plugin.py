@@ -7,7 +7,7 @@ Fixtures:
 - `mockbroker_session`: one broker for the whole session (create unique topic names per test).
 - `mockbroker_factory`: start more brokers with any MockBroker arguments; all stop at teardown.
 
-Every one starts from MockBroker's test defaults (mockbroker/startup.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0,
+Every one starts from MockBroker's test defaults (mockbroker/settings.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0,
 so a new group's first member is answered at once); `config={"group.initial.rebalance.delay.ms": 3000}` or
 `defaults="kafka"` gives Kafka's.
 """

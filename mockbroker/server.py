@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import threading
@@ -54,7 +55,8 @@ from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
 from mockbroker.security.acls import AclBinding
 from mockbroker.security.settings import security_from_settings
-from mockbroker.startup import TopicSpec, create_start_topics, listener_of_node, starting_settings, write_ca
+from mockbroker.settings import Settings, TopicSpec, make_settings
+from mockbroker.startup import create_start_topics, listener_of_node, write_ca
 from mockbroker.state.cluster import leadership, reassignments
 from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.cluster.cluster import Cluster, Listener, Topic
@@ -142,45 +144,48 @@ class MockBroker:
         acls: True turns Kafka's StandardAuthorizer on (as config["authorizer.class.name"] does): every
             request is checked against the ACLs (add_acl, CreateAcls); super_users=["User:admin"] (or
             config["super.users"]) may do everything, and turns it on too.
-        defaults: "test" (the default): `config` over mockbroker/startup.py TEST_DEFAULTS; "kafka": over Kafka's.
+        defaults: "test" (the default): `config` over mockbroker/settings.py TEST_DEFAULTS; "kafka": over Kafka's.
         """
-        settings = starting_settings(defaults, config)
-        if partitions is not None:
-            settings["num.partitions"] = partitions
-        if auto_create_topics is not None:
-            settings["auto.create.topics.enable"] = auto_create_topics
-        if max_request_size is not None:
-            settings["socket.request.max.bytes"] = max_request_size
-        if brokers < 1:
-            raise ValueError(f"brokers must be at least 1, got {brokers}")
-        if racks is not None and len(racks) != brokers:
-            raise ValueError(f"racks names {len(racks)} rack(s) for {brokers} broker(s)")
+        self._build(make_settings(
+            host, port, advertised_host=advertised_host, advertised_port=advertised_port, node_id=node_id,
+            cluster_id=cluster_id, partitions=partitions, auto_create_topics=auto_create_topics, config=config,
+            listeners=listeners, max_request_size=max_request_size, security=security, users=users,
+            sasl_mechanisms=sasl_mechanisms, tls=tls, oauth=oauth, brokers=brokers, racks=racks, data_dir=data_dir,
+            acls=acls, super_users=super_users, defaults=defaults, topics=topics, ssl_ca_out=ssl_ca_out), clock)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, clock: Clock | None = None) -> MockBroker:
+        """A broker made from a settings object (mockbroker/settings.py; the command's route)."""
+        broker = cls.__new__(cls)
+        broker._build(settings, clock)
+        return broker
+
+    @property
+    def settings(self) -> Settings:
+        """What the broker was made from (frozen; dynamic configs live in cluster.config)."""
+        return self._settings
+
+    @property
+    def node_id(self) -> int:  # the first node's (broker.node)
+        return self._settings.node_id
+
+    def _build(self, settings: Settings, clock: Clock | None) -> None:
+        """Make the broker from its settings, which it keeps (broker.settings) and reads nothing else of."""
+        self._settings = settings
         self.clock = clock or Clock()
         self._hop = LoopHop()  # every public method runs on the broker's loop (mockbroker/loop_hop.py)
-        node_ids = [node_id + i for i in range(brokers)]
-        self.cluster = Cluster(node_ids=node_ids, cluster_id=cluster_id, config=BrokerConfig(settings),
+        node_id = settings.node_id
+        node_ids = [node_id + i for i in range(settings.brokers)]
+        self.cluster = Cluster(node_ids=node_ids, cluster_id=settings.cluster_id, config=BrokerConfig(settings.config),
                                clock=self.clock)
-        for nid, rack in zip(node_ids, racks or [], strict=False):
+        for nid, rack in zip(node_ids, settings.racks or [], strict=False):
             self.cluster.nodes[nid].rack = rack
-        self.node_id = node_id
-        if listeners is not None and security is not None:
-            raise ValueError("give security= for the one default listener, or listeners= each with its "
-                             "security_protocol, not both")
-        if listeners is None:
-            protocol = (security or "PLAINTEXT").upper()
-            listeners = [Listener(protocol, node_id, host, port, advertised_host, advertised_port, protocol)]
-        self.security = security_from_settings(listeners, settings, sasl_mechanisms, tls, oauth, acls,
-                                               super_users)
+        self.security = security_from_settings(settings)
         self.security.now_ms = self.clock.now_ms
-        for name, password in (users or {}).items():
-            self.security.credentials.add_user(name, password, self.security.mechanisms)
-        if brokers > 1 and all(lst.node_id == node_id for lst in listeners):
+        listeners = [dataclasses.replace(lst) for lst in settings.listeners]  # bound here; the settings' stay
+        if len(node_ids) > 1 and all(lst.node_id == node_id for lst in listeners):
             listeners = [listener_of_node(lst, nid, nid - node_id) for nid in node_ids for lst in listeners]
         self.cluster.listeners = listeners
-        for listener in listeners:
-            if listener.node_id not in self.cluster.nodes:
-                raise ValueError(f"listener {listener.name} belongs to node {listener.node_id}, but this broker "
-                                 f"runs node(s) {node_ids}")
         self.scheduler = Scheduler(self.clock)
         self.node_control = NodeControl(self.cluster, self.clock, self.scheduler, self._hop)
         self.node_latency_ms = self.node_control.latency_ms  # what connections delay answers by (set_latency)
@@ -195,17 +200,17 @@ class MockBroker:
                                          coordinators_of=self.node)
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
                                               txn_index=lambda: self.node.txn_coordinator.aborted)
-        data_dir = data_dir if data_dir is not None else data_dir_from_config(settings)
+        data_dir = settings.data_dir if settings.data_dir is not None else data_dir_from_config(settings.config)
         self.storage = None
         if data_dir is not None:  # imported here: memory mode loads nothing of mockbroker/storage at start-up
             from mockbroker.state.coordinators.load import load_coordinators
             from mockbroker.storage.broker_storage import open_storage
-            self.storage = open_storage(data_dir, self.cluster, node_ids, cluster_id_given=cluster_id is not None,
+            self.storage = open_storage(data_dir, self.cluster, node_ids, cluster_id_given=settings.cluster_id is not None,
                                         aborted_index=lambda: self.node.txn_coordinator.aborted, security=self.security)
             load_coordinators(self.cluster, lambda: self.node.group_coordinator, self.node.txn_coordinator,
                               log.warning)
-        create_start_topics(self.cluster, topics or [])
-        write_ca(self.security, ssl_ca_out)  # TLS material made now: bad key material fails here, not at start
+        create_start_topics(self.cluster, settings.topics)
+        write_ca(self.security, settings.ssl_ca_out)  # TLS material made now: bad key material fails here, not at start
         self.faults = Faults()
         self.requests = RequestRecord()
         self.acl_admin = AclAdmin(self.security, self._hop)

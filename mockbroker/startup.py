@@ -1,49 +1,20 @@
-"""What a broker starts with: each node's copy of the listeners given, the test defaults under the settings
-given, the topics asked for at start (the command's --topic, the images' topic variables), and the CA
-certificate file clients trust.
-
-TEST_DEFAULTS are Kafka defaults that only make tests wait; `MockBroker(defaults="test")` (the default, so the
-pytest fixtures too) and the image (MOCKBROKER_DEFAULTS=test) start from them, the `mockbroker` command from
-Kafka's own (defaults="kafka") unless told; an explicit setting wins either way.
-- group.initial.rebalance.delay.ms 3000 -> 0: a new classic group's first JoinGroup is answered at once (what
-  testcontainers' Kafka module and Kafka's own test harness set).
+"""What a broker does with its settings (mockbroker/settings.py) as it starts: each node's copy of the listeners
+given, the topics asked for at start (the command's --topic, the images' topic variables), and the CA certificate
+file clients trust. TopicSpec (a topic to create) and the test defaults live in mockbroker/settings.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mockbroker.errors import KafkaError
+from mockbroker.settings import TopicSpec
 from mockbroker.state.cluster.cluster import Listener
 
 if TYPE_CHECKING:
     from mockbroker.security import BrokerSecurity
     from mockbroker.state.cluster.cluster import Cluster
-
-@dataclass(frozen=True)
-class TopicSpec:
-    """A topic to create at start (the command's --topic, the images' topic variables; envparsers parses
-    them): its partitions and replication factor (-1: the broker's defaults), configs, and where it was
-    asked for (named in an error)."""
-    name: str
-    partitions: int = -1  # -1: num.partitions
-    replication_factor: int = -1
-    config: tuple[tuple[str, str], ...] = ()
-    origin: str = ""
-
-
-TEST_DEFAULTS: dict[str, Any] = {"group.initial.rebalance.delay.ms": 0}
-DEFAULTS_CHOICES = ("test", "kafka")
-
-
-def starting_settings(defaults: str, config: dict[str, Any] | None) -> dict[str, Any]:
-    """The broker's settings: `config` over the test defaults ("test") or over Kafka's alone ("kafka")."""
-    if defaults not in DEFAULTS_CHOICES:
-        raise ValueError(f"defaults must be one of {', '.join(DEFAULTS_CHOICES)}, got {defaults!r}")
-    return dict(TEST_DEFAULTS if defaults == "test" else {}) | dict(config or {})
-
 
 def create_start_topics(cluster: Cluster, topics: Iterable[TopicSpec]) -> None:
     """Create the topics asked for at start, except those a data dir kept from an earlier run (Kafka's images

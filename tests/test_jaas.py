@@ -12,6 +12,7 @@ import pytest
 from mockbroker.security.jaas import JaasError, LoginModule, parse_jaas_config, parse_jaas_file
 from mockbroker.security.oauth import OAuthConfig
 from mockbroker.security.settings import parse_scram_credentials, sasl_logins, security_from_settings
+from mockbroker.settings import make_settings
 from mockbroker.state.cluster.cluster import Listener
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
@@ -143,10 +144,9 @@ Client {{ org.example.Other required; }};""")
 
 def test_oauthbearer_module_configures_the_unsecured_validator() -> None:
     listeners = [Listener("SASL_PLAINTEXT", 1, "127.0.0.1", 0, None, None, "SASL_PLAINTEXT")]
-    security = security_from_settings(listeners, {"sasl.jaas.config": (
+    security = security_from_settings(make_settings(listeners=listeners, config={"sasl.jaas.config": (
         f'{OAUTH} required unsecuredLoginStringClaim_sub="admin" unsecuredValidatorPrincipalClaimName="client_id" '
-        'unsecuredValidatorRequiredScope="read write" unsecuredValidatorAllowableClockSkewMs="2000";')},
-        None, None, None)
+        'unsecuredValidatorRequiredScope="read write" unsecuredValidatorAllowableClockSkewMs="2000";')}))
     assert security.oauth == OAuthConfig(principal_claim="client_id", required_scopes=["read", "write"],
                                           allowable_clock_skew_ms=2000)
     assert "OAUTHBEARER" in security.mechanisms
@@ -154,9 +154,9 @@ def test_oauthbearer_module_configures_the_unsecured_validator() -> None:
 
 def test_users_reach_the_broker_for_their_mechanism_only() -> None:
     listeners = [Listener("SASL_PLAINTEXT", 1, "127.0.0.1", 0, None, None, "SASL_PLAINTEXT")]
-    security = security_from_settings(listeners, {
+    security = security_from_settings(make_settings(listeners=listeners, config={
         "sasl.jaas.config": f'{PLAIN} required user_alice="alice-secret";',
-        "mockbroker.scram.credentials": "SCRAM-SHA-256=[name=bob,password=bob-secret]"}, None, None, None)
+        "mockbroker.scram.credentials": "SCRAM-SHA-256=[name=bob,password=bob-secret]"}))
     assert security.credentials.check_plain("alice", "alice-secret")
     assert security.credentials.scram_credential("alice", "SCRAM-SHA-256") is None
     assert security.credentials.scram_credential("bob", "SCRAM-SHA-256") is not None

@@ -1,4 +1,4 @@
-"""The test defaults (mockbroker/startup.py TEST_DEFAULTS): MockBroker(...), the pytest fixtures and the image
+"""The test defaults (mockbroker/settings.py TEST_DEFAULTS): MockBroker(...), the pytest fixtures and the image
 (MOCKBROKER_DEFAULTS=test) start with group.initial.rebalance.delay.ms=0; the `mockbroker` command keeps
 Kafka's 3000 unless told; an explicit setting wins everywhere. A classic-protocol confluent-kafka member of
 a broker with the fixture's defaults gets its first record with the broker clock frozen: the broker applied
@@ -15,7 +15,7 @@ from confluent_kafka import Consumer, Producer
 from mockbroker.clock import Clock
 from mockbroker.envconfig import Flags, build_settings
 from mockbroker.server import MockBroker
-from mockbroker.startup import TEST_DEFAULTS
+from mockbroker.settings import TEST_DEFAULTS
 
 DELAY = "group.initial.rebalance.delay.ms"
 JOIN_GROUP, SYNC_GROUP = 11, 14

@@ -1,6 +1,6 @@
-"""A broker's listener security from MockBroker's arguments and Kafka's setting names
-(listener.security.protocol.map, sasl.enabled.mechanisms, ssl.*, sasl.oauthbearer.* (oauth_settings.py),
-connections.failed.authentication.delay.ms, sasl.server.max.receive.size, connections.max.reauth.ms,
+"""A broker's listener security from its settings (mockbroker/settings.py): the Python API's objects (users,
+mechanisms, TLS, OAuth, the ACL switches) and Kafka's setting names (sasl.enabled.mechanisms, ssl.*,
+sasl.oauthbearer.* (oauth_settings.py), connections.failed.authentication.delay.ms, sasl.server.max.receive.size, connections.max.reauth.ms,
 authorizer.class.name, super.users, allow.everyone.if.no.acl.found), and SASL users and logins from JAAS
 (sasl.jaas.config, listener.name.<listener>.<mechanism>.sasl.jaas.config, a JAAS file's KafkaServer sections:
 mockbroker/security/jaas.py reads the text) and SCRAM credentials in kafka-storage's --add-scram form: what
@@ -16,46 +16,49 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.security import BrokerSecurity, resolve_protocols
+from mockbroker.security import BrokerSecurity
 from mockbroker.security.jaas import JaasError, LoginModule, parse_jaas_config, parse_jaas_file
-from mockbroker.security.protocols import parse_protocol_map
 
 if TYPE_CHECKING:
     from mockbroker.security.authorizer import Authorizer
-    from mockbroker.security.oauth import OAuthConfig
     from mockbroker.security.tls import TlsConfig
-    from mockbroker.state.cluster.cluster import Listener
+    from mockbroker.settings import Settings
 
 
-def security_from_settings(listeners: list[Listener], settings: dict[str, Any], mechanisms: list[str] | None,
-                           tls: TlsConfig | None, oauth: OAuthConfig | None, acls: bool | None = None,
-                           super_users: list[str] | None = None) -> BrokerSecurity:
-    """Listener protocols, SASL mechanisms and TLS from the arguments and Kafka's setting names."""
-    protocol_map = settings.get("listener.security.protocol.map")
-    resolve_protocols(listeners, parse_protocol_map(str(protocol_map)) if protocol_map else None)
-    if mechanisms is None and settings.get("sasl.enabled.mechanisms"):
-        mechanisms = [m.strip() for m in str(settings["sasl.enabled.mechanisms"]).split(",") if m.strip()]
-    if tls is None and any(key.startswith("ssl.") for key in settings):
-        tls = tls_from_settings(settings)
-    if oauth is None and any(key.startswith("sasl.oauthbearer.") for key in settings):
+def security_from_settings(settings: Settings) -> BrokerSecurity:
+    """The broker's security from its settings: the listeners (their protocols resolved by make_settings), SASL
+    mechanisms, TLS, OAuth and the authorizer from the Python API's objects where given, else from Kafka's
+    setting names; the users given and those of the JAAS settings and SCRAM credentials."""
+    config = settings.config
+    mechanisms = list(settings.sasl_mechanisms) if settings.sasl_mechanisms is not None else None
+    if mechanisms is None and config.get("sasl.enabled.mechanisms"):
+        mechanisms = [m.strip() for m in str(config["sasl.enabled.mechanisms"]).split(",") if m.strip()]
+    tls = settings.tls
+    if tls is None and any(key.startswith("ssl.") for key in config):
+        tls = tls_from_settings(config)
+    oauth = settings.oauth
+    if oauth is None and any(key.startswith("sasl.oauthbearer.") for key in config):
         from mockbroker.security.oauth_settings import oauth_from_settings
 
-        oauth = oauth_from_settings(settings)
+        oauth = oauth_from_settings(config)
     try:
-        logins = sasl_logins(settings)
+        logins = sasl_logins(config)
     except JaasError as exc:
         raise ValueError(f"{exc.key}: {exc}") from None
     if oauth is None and logins.oauth is not None:
         from mockbroker.security.oauth import OAuthConfig
 
         oauth = OAuthConfig(**logins.oauth)
-    delay = int(settings.get("connections.failed.authentication.delay.ms", 100))
-    security = BrokerSecurity(listeners, mechanisms=mechanisms, tls=tls, failed_authentication_delay_ms=delay,
-                              oauth=oauth)
-    security.max_receive_before_auth = int(settings.get("sasl.server.max.receive.size", 524288))
-    security.max_reauth_ms = int(settings.get("connections.max.reauth.ms", 0))
-    security.authorizer = authorizer_from_settings(settings, acls, super_users)
+    delay = int(config.get("connections.failed.authentication.delay.ms", 100))
+    security = BrokerSecurity(list(settings.listeners), mechanisms=mechanisms, tls=tls,
+                              failed_authentication_delay_ms=delay, oauth=oauth)
+    security.max_receive_before_auth = int(config.get("sasl.server.max.receive.size", 524288))
+    security.max_reauth_ms = int(config.get("connections.max.reauth.ms", 0))
+    security.authorizer = authorizer_from_settings(config, settings.acls,
+                                                   list(settings.super_users) if settings.super_users else None)
     add_sasl_logins(security, logins)
+    for name, password in settings.users.items():
+        security.credentials.add_user(name, password, security.mechanisms)
     return security
 
 

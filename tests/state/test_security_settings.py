@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mockbroker.security.settings import security_from_settings, tls_from_settings
+from mockbroker.settings import make_settings
 from mockbroker.state.cluster.cluster import Listener
 
 
@@ -23,10 +24,10 @@ def test_pkcs12_is_the_default_store_type_and_empty_values_are_unset() -> None:
 
 def test_protocols_mechanisms_and_limits_come_from_kafkas_setting_names() -> None:
     listeners = [Listener("INTERNAL", 1, "127.0.0.1", 0), Listener("EXTERNAL", 1, "127.0.0.1", 0)]
-    security = security_from_settings(listeners, {
+    security = security_from_settings(make_settings(listeners=listeners, config={
         "listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL",
         "sasl.enabled.mechanisms": "SCRAM-SHA-512, PLAIN", "sasl.server.max.receive.size": "1000",
-        "connections.failed.authentication.delay.ms": "0"}, None, None, None)
+        "connections.failed.authentication.delay.ms": "0"}))
     assert [lst.security_protocol for lst in listeners] == ["PLAINTEXT", "SASL_SSL"]
     assert security.mechanisms == ["SCRAM-SHA-512", "PLAIN"]
     assert (security.max_receive_before_auth, security.failed_authentication_delay_s) == (1000, 0)
