@@ -176,3 +176,54 @@ def test_the_console_gets_the_browser_prompt_only_with_users(mode: str) -> None:
             assert call(control, "GET", "/console/index.html", user=ALICE)[0] == 200
         else:
             assert status == 200
+
+
+def _command_status(extra: list[str], env: dict[str, str] | None = None) -> int:
+    """The status of an anonymous GET /topics on `mockbroker --user alice:pw --http-port 0 <extra>`."""
+    import os
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+
+    argv = [sys.executable, "-m", "mockbroker", "--http-port", "0", "--listener",
+            "SASL_PLAINTEXT://127.0.0.1:0", "--user", "alice:pw", *extra]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("KAFKA_", "MOCKBROKER_"))}
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={**clean, **(env or {})})
+    try:
+        assert proc.stdout is not None
+        url = None
+        for _ in range(10):
+            line = proc.stdout.readline()
+            if line.startswith("mockbroker control endpoint on "):
+                url = line.split(" on ", 1)[1].strip()
+                break
+        assert url is not None
+        try:
+            with urllib.request.urlopen(url + "/topics", timeout=60) as resp:
+                return int(resp.status)
+        except urllib.error.HTTPError as exc:
+            return exc.code
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_the_command_wants_credentials_unless_http_auth_none() -> None:
+    assert _command_status([]) == 401
+    assert _command_status(["--http-auth", "none"]) == 200
+    assert _command_status([], {"MOCKBROKER_HTTP_AUTH": "none"}) == 200
+    assert _command_status(["--http-auth", "basic"], {"MOCKBROKER_HTTP_AUTH": "none"}) == 401  # the flag wins
+
+
+def test_http_auth_settings() -> None:
+    from mockbroker.envconfig import ConfigError, Flags, build_settings
+
+    assert build_settings({}).http_auth == "basic"
+    assert build_settings({"MOCKBROKER_HTTP_AUTH": "none"}).http_auth == "none"
+    assert build_settings({"MOCKBROKER_HTTP_AUTH": "none"}, Flags(http_auth="basic")).http_auth == "basic"
+    with pytest.raises(ConfigError, match="MOCKBROKER_HTTP_AUTH"):
+        build_settings({"MOCKBROKER_HTTP_AUTH": "open"})
