@@ -10,7 +10,8 @@ This module routes what it parsed:
     GET /openapi.json  the OpenAPI 3.1 description of the JSON API (openapi.py)
     anything else    the JSON API (json_api.ROUTES)
 
-Who may ask (auth.py): on a broker with SASL users every request, the console's files included, needs HTTP
+HTTPS when the broker has TLS material (an SSL or SASL_SSL listener): the broker's certificate, so a
+client trusts it with the broker's CA file. Who may ask (auth.py): on a broker with SASL users every request, the console's files included, needs HTTP
 Basic credentials of one of them (401 with a Basic challenge otherwise) unless the server was made with
 auth="none"; under ACLs the principal needs the ACL the matching Kafka API would (403 otherwise).
 
@@ -114,9 +115,12 @@ class ControlServer:
     """The HTTP endpoint (JSON API, console, live events) of one broker; start() on the broker's loop."""
 
     def __init__(self, broker: MockBroker, *, keepalive_timeout: float = 15.0, read_timeout: float = 10.0,
-                 max_connections: int = 256, events_interval: float = 0.25, auth: str = "basic") -> None:
+                 max_connections: int = 256, events_interval: float = 0.25, auth: str = "basic",
+                 tls: bool | None = None) -> None:
         self.broker = broker
         self.auth = HttpAuth(broker, auth)  # HTTP Basic over the broker's SASL users, and its ACLs (auth.py)
+        self.tls = tls  # HTTPS with the broker's certificate: None: when a listener uses TLS; True / False: forced
+        self.scheme = "http"
         self.keepalive_timeout = keepalive_timeout
         self.read_timeout = read_timeout
         self.max_connections = max_connections
@@ -131,7 +135,8 @@ class ControlServer:
                          keepalive_timeout=self.keepalive_timeout, lingering_time=1.0, access_log=None)
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
+        ssl_context = self._ssl_context()
+        site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
         try:
             await site.start()
         except BaseException:
@@ -139,6 +144,7 @@ class ControlServer:
             raise
         self._runner = runner
         self.host, self.port = host, runner.addresses[0][1]
+        self.scheme = "https" if ssl_context is not None else "http"
         self.events.start()
         log.info("control endpoint on %s", self.url)
         return self
@@ -148,7 +154,24 @@ class ControlServer:
         host = self.host if self.host not in ("", "0.0.0.0", "::") else "localhost"
         if ":" in host:
             host = f"[{host}]"
-        return f"http://{host}:{self.port}"
+        return f"{self.scheme}://{host}:{self.port}"
+
+    def _ssl_context(self) -> Any:
+        """HTTPS when the broker has TLS material (a TLS listener): its certificate and key, no client
+        certificate asked (the HTTP principal comes from Basic credentials); None: plain HTTP."""
+        if self.tls is False:
+            return None
+        broker_tls = getattr(self.broker.security, "tls", None)
+        if broker_tls is None:
+            if self.tls:
+                raise ValueError("HTTPS needs the broker's TLS material: give it an SSL or SASL_SSL listener")
+            return None
+        import ssl
+
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(broker_tls.certfile, broker_tls.keyfile, broker_tls.key_password)
+        return ctx
 
     async def stop(self) -> None:
         await self.events.stop()

@@ -227,3 +227,28 @@ def test_http_auth_settings() -> None:
     assert build_settings({"MOCKBROKER_HTTP_AUTH": "none"}, Flags(http_auth="basic")).http_auth == "basic"
     with pytest.raises(ConfigError, match="MOCKBROKER_HTTP_AUTH"):
         build_settings({"MOCKBROKER_HTTP_AUTH": "open"})
+
+
+def test_https_when_the_broker_has_tls_material() -> None:
+    import ssl
+
+    with served(security="SASL_SSL", users={"alice": "alice-secret"}) as (broker, control):
+        assert control.url.startswith("https://")
+        ctx = ssl.create_default_context(cafile=broker.tls.ca_file)
+        conn = http.client.HTTPSConnection("localhost", control.port, timeout=10, context=ctx)
+        try:
+            auth = "Basic " + base64.b64encode(b"alice:alice-secret").decode()
+            conn.request("GET", "/topics", headers={"Authorization": auth})
+            resp = conn.getresponse()
+            assert resp.status == 200 and json.loads(resp.read()) == {"topics": []}
+        finally:
+            conn.close()
+        plain = http.client.HTTPConnection("127.0.0.1", control.port, timeout=10)  # plain HTTP gets no answer
+        try:
+            with pytest.raises((http.client.HTTPException, ConnectionError)):
+                plain.request("GET", "/health")
+                plain.getresponse()
+        finally:
+            plain.close()
+    with served(security="SASL_PLAINTEXT", users={"alice": "alice-secret"}) as (_, control):
+        assert control.url.startswith("http://")
