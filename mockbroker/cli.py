@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--http-port", type=IntRange("the HTTP port", 0, 65535),
                    help="serve the HTTP control endpoint on this port (0: a free one)")
     p.add_argument("--http-host", help="address of the control endpoint (default: the --host / MOCKBROKER_HOST)")
+    p.add_argument("--http-auth", type=Choice("the HTTP auth", ("basic", "none")), metavar="{basic,none}",
+                   help="basic (default): when the broker has SASL users, the control endpoint and console want HTTP "
+                        "Basic credentials of one of them and follow the ACLs; none: open (MOCKBROKER_HTTP_AUTH)")
     p.add_argument("--no-env", action="store_true", help="ignore KAFKA_* / MOCKBROKER_* environment variables")
     p.add_argument("--log-level", type=Choice("the log level", LOG_LEVELS), metavar="LEVEL",
                    help="DEBUG, INFO, WARNING (default), ERROR, CRITICAL")
@@ -126,7 +129,7 @@ def flags_from_args(args: argparse.Namespace) -> Flags:
         listeners=list(args.listener), advertised_listeners=list(args.advertised_listener),
         node_id=args.node_id, cluster_id=args.cluster_id, partitions=args.partitions,
         auto_create=False if args.no_auto_create else None, config=list(args.config), topics=list(args.topic),
-        http_host=args.http_host, http_port=args.http_port, log_level=args.log_level, brokers=args.brokers,
+        http_host=args.http_host, http_port=args.http_port, http_auth=args.http_auth, log_level=args.log_level, brokers=args.brokers,
         data_dir=args.data_dir, defaults=args.defaults, users=list(args.user),
         security_protocol_map=args.security_protocol_map, sasl_mechanisms=args.sasl_mechanisms,
         tls=tls_flags(args), ssl_ca_out=args.ssl_ca_out,
@@ -241,7 +244,7 @@ async def serve(settings: BrokerSettings) -> int:
     control = None
     if settings.http_port is not None:
         try:
-            control = await ControlServer(broker).start(settings.http_host, settings.http_port)
+            control = await ControlServer(broker, auth=settings.http_auth).start(settings.http_host, settings.http_port)
         except OSError as exc:
             await broker.stop()
             return _fail(f"cannot serve the control endpoint on {settings.http_host}:{settings.http_port}: {exc}", 1)

@@ -125,6 +125,7 @@ class Flags:
     topics: list[str] = field(default_factory=list)  # NAME[:PARTITIONS]
     http_host: str | None = None
     http_port: int | None = None
+    http_auth: str | None = None  # basic (default) or none: mockbroker/http/auth.py
     log_level: str | None = None
     brokers: int | None = None
     data_dir: str | None = None
@@ -149,6 +150,7 @@ class BrokerSettings:
     topics: list[TopicSpec] = field(default_factory=list)
     http_host: str = DEFAULT_HOST
     http_port: int | None = None
+    http_auth: str = "basic"  # the HTTP endpoint's authentication: basic (over the SASL users, if any) or none
     log_level: str = "WARNING"
     unknown: dict[str, str] = field(default_factory=dict)  # setting -> origin: not modelled here
     ignored: dict[str, str] = field(default_factory=dict)  # setting -> origin: known, no effect here
@@ -264,6 +266,7 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
         ("mockbroker.port", flags.port, "--port"),
         ("mockbroker.http.host", flags.http_host or None, "--http-host"),
         ("mockbroker.http.port", flags.http_port, "--http-port"),
+        ("mockbroker.http.auth", flags.http_auth, "--http-auth"),
         ("mockbroker.log.level", flags.log_level or None, "--log-level"),
         ("mockbroker.brokers", flags.brokers, "--brokers"),
         ("log.dirs", flags.data_dir, "--data-dir"),
@@ -499,6 +502,7 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     _topics(props, flags, out)
     out.http_port = props.value("mockbroker.http.port")
     out.http_host = props.value("mockbroker.http.host") or props.value("mockbroker.host") or DEFAULT_HOST
+    out.http_auth = props.value("mockbroker.http.auth", "basic")
     out.log_level = props.value("mockbroker.log.level", "WARNING")
     out.brokers = props.value("mockbroker.brokers", 1)
     out.defaults = props.value("mockbroker.defaults", "kafka")

@@ -129,6 +129,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("MOCKBROKER_PORT",                None,                                      "mockbroker.port",        integer("the port", 0, 65535), True),
     EnvVar("MOCKBROKER_HTTP_HOST",           None,                                      "mockbroker.http.host",   text, True),
     EnvVar("MOCKBROKER_HTTP_PORT",           None,                                      "mockbroker.http.port",   integer("the HTTP port", 0, 65535), True),
+    # basic (default): a broker with SASL users wants HTTP Basic credentials of one of them; none: open
+    EnvVar("MOCKBROKER_HTTP_AUTH",           None,                                      "mockbroker.http.auth",   choice("the HTTP auth", ("basic", "none")), True),
     EnvVar("MOCKBROKER_LOG_LEVEL",           None,                                      "mockbroker.log.level",   log_level, True),
     EnvVar("MOCKBROKER_BROKERS",             None,                                      "mockbroker.brokers",     integer("the broker count", 1, 64), True),
     # test: start from the test defaults (mockbroker/settings.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0), as the

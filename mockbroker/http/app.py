@@ -10,6 +10,11 @@ This module routes what it parsed:
     GET /openapi.json  the OpenAPI 3.1 description of the JSON API (openapi.py)
     anything else    the JSON API (json_api.ROUTES)
 
+HTTPS when the broker has TLS material (an SSL or SASL_SSL listener): the broker's certificate, so a
+client trusts it with the broker's CA file. Who may ask (auth.py): on a broker with SASL users every request, the console's files included, needs HTTP
+Basic credentials of one of them (401 with a Basic challenge otherwise) unless the server was made with
+auth="none"; under ACLs the principal needs the ACL the matching Kafka API would (403 otherwise).
+
 Every answer of the JSON API is JSON, errors too: {"error": kind, "message": text}. What aiohttp's
 parser refuses is answered as JSON as well (400, 431 for a line too long, 505 for another HTTP version)
 and the connection closed; the client never sees a traceback (ours go to the broker's log). Protection
@@ -31,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import http_exceptions, web, web_protocol
 
+from mockbroker.http.auth import HttpAuth
 from mockbroker.http.events import EventHub
 from mockbroker.http.json_api import ROUTES, JsonApi
 from mockbroker.http.openapi import openapi_document
@@ -48,7 +54,7 @@ CONSOLE_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; scri
                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 _NAME = r"(?P<name>[^/]+)"
 _ID = r"(?P<id>[^/]+)"
-_ROUTES = [(m, re.compile(p.replace("{name}", _NAME).replace("{id}", _ID)), fn) for m, p, fn, _ in ROUTES]
+_ROUTES = [(m, re.compile(p.replace("{name}", _NAME).replace("{id}", _ID)), fn, p) for m, p, fn, _ in ROUTES]
 
 
 def json_response(status: int, payload: Any, headers: dict[str, str] | None = None,
@@ -109,8 +115,12 @@ class ControlServer:
     """The HTTP endpoint (JSON API, console, live events) of one broker; start() on the broker's loop."""
 
     def __init__(self, broker: MockBroker, *, keepalive_timeout: float = 15.0, read_timeout: float = 10.0,
-                 max_connections: int = 256, events_interval: float = 0.25) -> None:
+                 max_connections: int = 256, events_interval: float = 0.25, auth: str = "basic",
+                 tls: bool | None = None) -> None:
         self.broker = broker
+        self.auth = HttpAuth(broker, auth)  # HTTP Basic over the broker's SASL users, and its ACLs (auth.py)
+        self.tls = tls  # HTTPS with the broker's certificate: None: when a listener uses TLS; True / False: forced
+        self.scheme = "http"
         self.keepalive_timeout = keepalive_timeout
         self.read_timeout = read_timeout
         self.max_connections = max_connections
@@ -125,7 +135,8 @@ class ControlServer:
                          keepalive_timeout=self.keepalive_timeout, lingering_time=1.0, access_log=None)
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
+        ssl_context = self._ssl_context()
+        site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
         try:
             await site.start()
         except BaseException:
@@ -133,6 +144,7 @@ class ControlServer:
             raise
         self._runner = runner
         self.host, self.port = host, runner.addresses[0][1]
+        self.scheme = "https" if ssl_context is not None else "http"
         self.events.start()
         log.info("control endpoint on %s", self.url)
         return self
@@ -142,7 +154,24 @@ class ControlServer:
         host = self.host if self.host not in ("", "0.0.0.0", "::") else "localhost"
         if ":" in host:
             host = f"[{host}]"
-        return f"http://{host}:{self.port}"
+        return f"{self.scheme}://{host}:{self.port}"
+
+    def _ssl_context(self) -> Any:
+        """HTTPS when the broker has TLS material (a TLS listener): its certificate and key, no client
+        certificate asked (the HTTP principal comes from Basic credentials); None: plain HTTP."""
+        if self.tls is False:
+            return None
+        broker_tls = getattr(self.broker.security, "tls", None)
+        if broker_tls is None:
+            if self.tls:
+                raise ValueError("HTTPS needs the broker's TLS material: give it an SSL or SASL_SSL listener")
+            return None
+        import ssl
+
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(broker_tls.certfile, broker_tls.keyfile, broker_tls.key_password)
+        return ctx
 
     async def stop(self) -> None:
         await self.events.stop()
@@ -159,6 +188,10 @@ class ControlServer:
         if request.version not in ((1, 1), (1, 0)):
             return json_response(505, {"error": "bad_version", "message": "HTTP/1.1 and HTTP/1.0 only"}, close=True)
         path = request.path if request.path == "/" else request.path.rstrip("/")
+        try:
+            principal = self.auth.principal(request.headers)
+        except HttpError as exc:
+            return json_response(exc.status, {"error": exc.error, "message": exc.message}, exc.headers)
         if request.method in ("GET", "HEAD"):
             if path == "/" and "text/html" in request.headers.get("Accept", ""):
                 return self._static("index.html")
@@ -167,11 +200,15 @@ class ControlServer:
             if path == "/openapi.json":
                 return json_response(200, openapi_document())
             if path == "/events" and request.method == "GET":
+                try:
+                    self.auth.authorize(principal, request.remote or "", "GET", "/events", None)
+                except HttpError as exc:
+                    return json_response(exc.status, {"error": exc.error, "message": exc.message})
                 return await self.events.stream(request)
         if path in ("/events", "/openapi.json"):
             return json_response(405, {"error": "method_not_allowed", "message": f"{request.method} is not allowed on "
                                        f"{path} (allowed: GET, HEAD)"}, {"Allow": "GET, HEAD"})
-        return await self._json(request, path)
+        return await self._json(request, path, principal)
 
     def _static(self, name: str) -> web.Response:
         if not STATIC_NAME.fullmatch(name):
@@ -187,9 +224,9 @@ class ControlServer:
             headers["Content-Security-Policy"] = CONSOLE_CSP
         return web.Response(body=data, content_type=STATIC_TYPES[ext], charset="utf-8", headers=headers)
 
-    async def _json(self, request: web.BaseRequest, path: str) -> web.Response:
+    async def _json(self, request: web.BaseRequest, path: str, principal: str | None) -> web.Response:
         try:
-            handler, params, allowed = _route(request.method, path)
+            handler, params, allowed, route = _route(request.method, path)
             if handler is None:
                 if allowed:
                     raise HttpError(405, "method_not_allowed", f"{request.method} is not allowed on {path} "
@@ -200,6 +237,7 @@ class ControlServer:
             for key, value in request.query.items():
                 query.setdefault(key, []).append(value)
             req = Request(request.method, path, query, dict(request.headers), body, params)
+            self.auth.authorize(principal, request.remote or "", request.method, route, req)
             result = handler(self.api, req)
             if inspect.isawaitable(result):
                 result = await result
@@ -228,22 +266,23 @@ class ControlServer:
             raise HttpError(413, "too_large", f"request body over {MAX_BODY} bytes") from None
 
 
-def _route(method: str, path: str) -> tuple[Any, dict[str, str], list[str]]:
-    """(handler, path parameters, methods allowed on the path)."""
+def _route(method: str, path: str) -> tuple[Any, dict[str, str], list[str], str]:
+    """(handler, path parameters, methods allowed on the path, the route's pattern)."""
     allowed: list[str] = []
     lookup = "GET" if method == "HEAD" else method
-    for m, pattern, fn in _ROUTES:
+    for m, pattern, fn, route in _ROUTES:
         match = pattern.fullmatch(path)
         if match is None:
             continue
         if m == lookup:
-            return fn, match.groupdict(), []
+            return fn, match.groupdict(), [], route
         allowed.append(m)
     if "GET" in allowed:
         allowed.append("HEAD")
-    return None, {}, allowed
+    return None, {}, allowed, ""
 
 
-async def start_control_server(broker: MockBroker, host: str = "127.0.0.1", port: int = 0) -> ControlServer:
+async def start_control_server(broker: MockBroker, host: str = "127.0.0.1", port: int = 0,
+                               auth: str = "basic") -> ControlServer:
     """Serve the control endpoint for `broker` (call on the broker's event loop)."""
-    return await ControlServer(broker).start(host, port)
+    return await ControlServer(broker, auth=auth).start(host, port)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ from mockbroker.http.request import (
     field,
     int_field,
     jsonable,
+    number_field,
     reject_unknown_fields,
     with_api_name,
 )
@@ -39,6 +39,12 @@ if TYPE_CHECKING:
     from mockbroker.state.cluster.cluster import Partition, Topic
 
 PRODUCE_VERSION = 11  # the Produce version the console's produce action appends as (magic 2 batches)
+# Where a number becomes a time or a delay, its range (a 400 naming the field outside it):
+MAX_ADVANCE_S = 100 * 365 * 86_400  # one clock/advance moves the broker clock at most 100 years
+MAX_LATENCY_MS = 3_600_000  # a node's added latency: at most 1 hour (Kafka clients time out long before)
+MAX_DELAY_S = 3_600  # a fault rule's delay: at most 1 hour, as the latency
+MAX_TIMESTAMP = 2**63 - 1  # a record timestamp is Kafka's int64 (ms)
+INT32_MAX = 2**31 - 1
 
 
 def _api_keys() -> dict[str, int]:
@@ -61,6 +67,20 @@ def _cursor(raw: str | None) -> dict[int, int] | None:
         if not sep or out[int(p)] < -1 or int(p) < 0:
             raise HttpError(400, "bad_query", f"cursor={raw!r}: expected partition:offset pairs, e.g. 0:12,1:40")
     return out
+
+
+def _undecodable(t: Topic, index: int | None) -> str | None:
+    """'the batch of <topic>-<partition> at offset N': the first stored batch whose records do not decode."""
+    for p in t.partitions:
+        if index is not None and p.index != index:
+            continue
+        for b in p.log.batches:
+            try:
+                for _ in b.view().iter_records(0):
+                    pass
+            except DecodeError:
+                return f"the batch of {t.name}-{p.index} at offset {b.base_offset}"
+    return None
 
 
 class JsonApi:
@@ -323,7 +343,7 @@ class JsonApi:
         index = int_field(body, "partition", lo=0)
         p = self._partition(t, index if index is not None else 0)
         now = self.broker.clock.now_ms()
-        timestamp = int_field(body, "timestamp", lo=0)
+        timestamp = int_field(body, "timestamp", lo=0, hi=MAX_TIMESTAMP)
         batch = build_batch([(key, value, headers, timestamp if timestamp is not None else now)])
         try:
             result = self.broker.appender.append_records(p, memoryview(batch), PRODUCE_VERSION, now, None)
@@ -348,6 +368,9 @@ class JsonApi:
             raise HttpError(400, exc.code.name.lower(), exc.message or exc.code.name) from None
         except KeyError as exc:
             raise HttpError(404, "unknown_partition", str(exc.args[0] if exc.args else exc)) from None
+        except DecodeError as exc:  # a stored batch whose records do not decode: the cleaner cannot read it
+            raise HttpError(409, "corrupt_batch", f"cannot compact {t.name}: {_undecodable(t, index) or 'a batch'} "
+                            f"does not decode ({exc}); its raw bytes are under /topics/{{name}}/batches?raw=true") from None
         except ValueError as exc:  # e.g. a topic whose cleanup.policy is not compact
             raise HttpError(400, "bad_request", str(exc)) from None
         return {"compacted": t.name, "partition": index, "result": jsonable(result)}
@@ -408,9 +431,8 @@ class JsonApi:
     def set_latency(self, req: Request) -> Any:
         node_id, body = self._node_id(req), req.json()
         reject_unknown_fields(body, {"ms"})
-        ms = field(body, "ms", (int, float), "a number of milliseconds", required=True)
-        if not math.isfinite(ms) or ms < 0:
-            raise HttpError(400, "bad_field", f"ms must be a finite number >= 0, got {ms}")
+        ms = number_field(body, "ms", "a number of milliseconds", lo=0, hi=MAX_LATENCY_MS, required=True)
+        assert ms is not None  # required
         self.broker.set_latency(node_id, ms)
         return {"node": node_id, "latency_ms": self.broker.node_latency_ms.get(node_id, 0)}
 
@@ -457,9 +479,8 @@ class JsonApi:
     def advance(self, req: Request) -> Any:
         body = req.json()
         reject_unknown_fields(body, {"seconds"})
-        seconds = field(body, "seconds", (int, float), "a number of seconds", required=True)
-        if not math.isfinite(seconds) or seconds < 0:
-            raise HttpError(400, "bad_field", f"seconds must be a finite number >= 0, got {seconds}")
+        seconds = number_field(body, "seconds", "a number of seconds", lo=0, hi=MAX_ADVANCE_S, required=True)
+        assert seconds is not None  # required
         self.broker.clock.advance(seconds)
         return {"now_ms": self.broker.clock.now_ms(), "advanced_seconds": seconds}
 
@@ -493,11 +514,10 @@ class JsonApi:
                 raise HttpError(400, "bad_field", f'drop must be "before" or "after", got {drop!r}')
             kwargs["drop"] = drop
         else:
-            delay = field(body, "delay", (int, float), "a number of seconds")
-            if not math.isfinite(delay) or delay < 0:
-                raise HttpError(400, "bad_field", f"delay must be a finite number >= 0, got {delay}")
+            delay = number_field(body, "delay", "a number of seconds", lo=0, hi=MAX_DELAY_S)
+            assert delay is not None  # chosen, so given
             kwargs["delay"] = float(delay)
-        count = int_field(body, "count", lo=1)
+        count = int_field(body, "count", lo=1, hi=INT32_MAX)
         topic = field(body, "topic", (str,), "a topic name")
         partition = int_field(body, "partition", lo=0)
         if partition is not None and topic is None:

@@ -7,6 +7,7 @@ start-up errors (exit code 2, one message)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import socket
@@ -212,11 +213,18 @@ def test_the_example_compose_stack_runs_offline() -> None:
                                    "PYTHONPATH": str(REPO)})
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.splitlines()[-1] == "consume: read 3 records from orders"
-        with urllib.request.urlopen(f"http://127.0.0.1:{http}/topics/orders/records", timeout=10) as resp:
+        # The broker has a SASL user, so the control endpoint wants its HTTP Basic credentials.
+        alice = {"Authorization": "Basic " + base64.b64encode(b"alice:alice-secret").decode()}
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"http://127.0.0.1:{http}/topics/orders/records", timeout=10)
+        assert refused.value.code == 401
+        with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{http}/topics/orders/records",
+                                                           headers=alice), timeout=10) as resp:
             records = json.load(resp)["records"]
         assert sorted(r["key"] for r in records) == ["order-1", "order-2", "order-3"]
         assert {r["value_encoding"] for r in records} == {"utf-8"}
-        with urllib.request.urlopen(f"http://127.0.0.1:{http}/requests?api_key=0", timeout=10) as resp:
+        with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{http}/requests?api_key=0",
+                                                           headers=alice), timeout=10) as resp:
             produced = json.load(resp)["requests"]
         assert {(r["principal"], r["listener"]) for r in produced} == {("User:alice", "SECURE")}
 

@@ -13,6 +13,7 @@ KAFKA_LOG_DIRS keeps topics and records across a container restart.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -98,9 +99,13 @@ def logs(cid: str) -> str:
     return proc.stdout + proc.stderr
 
 
-def http_json(url: str, body: dict[str, Any] | None = None) -> Any:
+def http_json(url: str, body: dict[str, Any] | None = None, user: tuple[str, str] | None = None) -> Any:
+    """A JSON answer of the HTTP endpoint; `user` sends HTTP Basic credentials (a broker with SASL users wants them)."""
     data = None if body is None else json.dumps(body).encode()
-    with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=30) as resp:
+    headers = {}
+    if user is not None:
+        headers["Authorization"] = "Basic " + base64.b64encode(f"{user[0]}:{user[1]}".encode()).decode()
+    with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers), timeout=30) as resp:
         return json.load(resp)
 
 
@@ -312,9 +317,9 @@ def test_the_compose_stack_comes_up_and_its_client_containers_produce_and_consum
         lines = (DOCKER / "examples" / "orders.txt").read_text().splitlines()
         expected = sorted(f"key={key} value={value}" for key, value in (line.split(":", 1) for line in lines))
         assert sorted(line.split(" ", 1)[1] for line in out[:-1]) == expected
-        records = http_json(f"http://127.0.0.1:{ports['MB_HTTP_PORT']}/topics/orders/records")["records"]
+        records = http_json(f"http://127.0.0.1:{ports['MB_HTTP_PORT']}/topics/orders/records", user=("alice", "alice-secret"))["records"]
         assert sorted(r["key"] for r in records) == ["order-1", "order-2", "order-3"]
-        produced = http_json(f"http://127.0.0.1:{ports['MB_HTTP_PORT']}/requests?api_key=0")["requests"]
+        produced = http_json(f"http://127.0.0.1:{ports['MB_HTTP_PORT']}/requests?api_key=0", user=("alice", "alice-secret"))["requests"]
         assert {(r["principal"], r["listener"]) for r in produced} == {("User:alice", "SECURE")}  # kcat over SASL
         broker = run("ps", "--quiet", "mockbroker").stdout.strip()
         assert health(broker) == "healthy"
@@ -429,7 +434,7 @@ def test_the_sasl_compose_stack_logs_in_with_the_jaas_file_users_and_scram_crede
             state = wait_for("exited", lambda c=cid: (s := inspect(c)["State"])["Status"] == "exited" and s, 180)
             assert state["ExitCode"] == 0, logs(cid)
         assert docker("logs", consumer).stdout.splitlines()[-1] == "consume: read 3 records from orders"
-        requests = http_json(f"http://127.0.0.1:{http}/requests")["requests"]
+        requests = http_json(f"http://127.0.0.1:{http}/requests", user=("alice", "alice-secret"))["requests"]
         principals = {r["principal"] for r in requests if r["api_key"] in (0, 1)}  # Produce, Fetch
         assert principals == {"User:alice", "User:bob"}
         broker = run("ps", "--quiet", "mockbroker").stdout.strip()
