@@ -25,10 +25,9 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from mockbroker import dispatch
 from mockbroker.acl_api import AclAdmin
@@ -55,7 +54,7 @@ from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
 from mockbroker.security.acls import AclBinding
 from mockbroker.security.settings import security_from_settings
-from mockbroker.settings import Settings, TopicSpec, make_settings
+from mockbroker.settings import BrokerOptions, Settings, make_settings
 from mockbroker.startup import create_start_topics, listener_of_node, write_ca
 from mockbroker.state.cluster import leadership, reassignments
 from mockbroker.state.cluster.appender import Appender
@@ -72,8 +71,7 @@ from mockbroker.state.txn.metadata import TransactionInfo
 from mockbroker.storage import data_dir_from_config
 
 if TYPE_CHECKING:
-    from mockbroker.security.oauth import OAuthConfig
-    from mockbroker.security.tls import BrokerTls, TlsConfig
+    from mockbroker.security.tls import BrokerTls
 
 log = logging.getLogger("mockbroker")
 T = TypeVar("T")
@@ -94,35 +92,8 @@ class Nodes(dict[int, BrokerNode]):
 
 
 class MockBroker:
-    def __init__(
-        self,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        *,
-        advertised_host: str | None = None,
-        advertised_port: int | None = None,
-        node_id: int = 1,
-        cluster_id: str | None = None,
-        partitions: int | None = None,
-        auto_create_topics: bool | None = None,
-        config: dict[str, Any] | None = None,
-        clock: Clock | None = None,
-        listeners: list[Listener] | None = None,
-        max_request_size: int | None = None,
-        security: str | None = None,
-        users: dict[str, str] | None = None,
-        sasl_mechanisms: list[str] | None = None,
-        tls: TlsConfig | None = None,
-        oauth: OAuthConfig | None = None,
-        brokers: int = 1,
-        racks: list[str | None] | None = None,
-        data_dir: str | os.PathLike[str] | None = None,
-        acls: bool | None = None,
-        super_users: list[str] | None = None,
-        defaults: str = "test",
-        topics: list[TopicSpec] | None = None,
-        ssl_ca_out: str | None = None,
-    ) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, clock: Clock | None = None,
+                 **options: Unpack[BrokerOptions]) -> None:
         """A broker (one node) listening on host:port (port 0: a free port, chosen at start).
 
         config: broker settings in Kafka's names (e.g. {"log.retention.ms": "1000"}).
@@ -146,12 +117,7 @@ class MockBroker:
             config["super.users"]) may do everything, and turns it on too.
         defaults: "test" (the default): `config` over mockbroker/settings.py TEST_DEFAULTS; "kafka": over Kafka's.
         """
-        self._build(make_settings(
-            host, port, advertised_host=advertised_host, advertised_port=advertised_port, node_id=node_id,
-            cluster_id=cluster_id, partitions=partitions, auto_create_topics=auto_create_topics, config=config,
-            listeners=listeners, max_request_size=max_request_size, security=security, users=users,
-            sasl_mechanisms=sasl_mechanisms, tls=tls, oauth=oauth, brokers=brokers, racks=racks, data_dir=data_dir,
-            acls=acls, super_users=super_users, defaults=defaults, topics=topics, ssl_ca_out=ssl_ca_out), clock)
+        self._build(make_settings(host, port, **options), clock)
 
     @classmethod
     def from_settings(cls, settings: Settings, clock: Clock | None = None) -> MockBroker:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from mockbroker.security import resolve_protocols
 from mockbroker.security.protocols import parse_protocol_map
@@ -81,35 +81,48 @@ def starting_settings(defaults: str, config: dict[str, Any] | None) -> dict[str,
             for key, raw in given.items()}
 
 
-def make_settings(
-    host: str = "127.0.0.1",
-    port: int = 0,
-    *,
-    advertised_host: str | None = None,
-    advertised_port: int | None = None,
-    node_id: int = 1,
-    cluster_id: str | None = None,
-    partitions: int | None = None,
-    auto_create_topics: bool | None = None,
-    config: dict[str, Any] | None = None,
-    listeners: list[Listener] | None = None,
-    max_request_size: int | None = None,
-    security: str | None = None,
-    users: dict[str, str] | None = None,
-    sasl_mechanisms: list[str] | None = None,
-    tls: TlsConfig | None = None,
-    oauth: OAuthConfig | None = None,
-    brokers: int = 1,
-    racks: list[str | None] | None = None,
-    data_dir: str | os.PathLike[str] | None = None,
-    acls: bool | None = None,
-    super_users: list[str] | None = None,
-    defaults: str = "test",
-    topics: list[TopicSpec] | None = None,
-    ssl_ca_out: str | None = None,
-) -> Settings:
+class BrokerOptions(TypedDict, total=False):
+    """MockBroker's keyword arguments but host, port and clock: the one list of them (their meaning:
+    MockBroker.__init__'s docstring; a missing one takes the default make_settings names)."""
+
+    advertised_host: str | None
+    advertised_port: int | None
+    node_id: int  # 1
+    cluster_id: str | None
+    partitions: int | None
+    auto_create_topics: bool | None
+    config: dict[str, Any] | None
+    listeners: list[Listener] | None
+    max_request_size: int | None
+    security: str | None
+    users: dict[str, str] | None
+    sasl_mechanisms: list[str] | None
+    tls: TlsConfig | None
+    oauth: OAuthConfig | None
+    brokers: int  # 1
+    racks: list[str | None] | None
+    data_dir: str | os.PathLike[str] | None
+    acls: bool | None
+    super_users: list[str] | None
+    defaults: str  # "test"
+    topics: list[TopicSpec] | None
+    ssl_ca_out: str | None
+
+
+def make_settings(host: str = "127.0.0.1", port: int = 0, **options: Unpack[BrokerOptions]) -> Settings:
     """The Settings of MockBroker's keyword arguments (their meaning: MockBroker.__init__); ValueError or
     KafkaError (a bad setting's value) when they cannot work together."""
+    unknown = sorted(set(options) - BrokerOptions.__optional_keys__)
+    if unknown:  # as a signature that names them would
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
+    node_id, brokers = options.get("node_id", 1), options.get("brokers", 1)
+    defaults, config = options.get("defaults", "test"), options.get("config")
+    partitions, auto_create_topics = options.get("partitions"), options.get("auto_create_topics")
+    max_request_size, racks = options.get("max_request_size"), options.get("racks")
+    listeners, security = options.get("listeners"), options.get("security")
+    advertised_host, advertised_port = options.get("advertised_host"), options.get("advertised_port")
+    users, sasl_mechanisms = options.get("users"), options.get("sasl_mechanisms")
+    super_users, data_dir, topics = options.get("super_users"), options.get("data_dir"), options.get("topics")
     short = {"num.partitions": partitions, "auto.create.topics.enable": auto_create_topics,
              "socket.request.max.bytes": max_request_size}
     settings = starting_settings(defaults, dict(config or {}) | {k: v for k, v in short.items() if v is not None})
@@ -134,8 +147,9 @@ def make_settings(
                              f"{list(node_ids)}")
     return Settings(
         config=settings, listeners=tuple(copies), node_id=node_id, brokers=brokers,
-        racks=tuple(racks) if racks is not None else None, cluster_id=cluster_id, defaults=defaults,
+        racks=tuple(racks) if racks is not None else None, cluster_id=options.get("cluster_id"), defaults=defaults,
         users=dict(users or {}), sasl_mechanisms=tuple(sasl_mechanisms) if sasl_mechanisms is not None else None,
-        tls=tls, oauth=oauth, acls=acls, super_users=tuple(super_users) if super_users is not None else None,
+        tls=options.get("tls"), oauth=options.get("oauth"), acls=options.get("acls"),
+        super_users=tuple(super_users) if super_users is not None else None,
         data_dir=os.fspath(data_dir) if data_dir is not None else None, topics=tuple(topics or ()),
-        ssl_ca_out=ssl_ca_out)
+        ssl_ca_out=options.get("ssl_ca_out"))

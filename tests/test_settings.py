@@ -79,3 +79,11 @@ def test_a_bad_value_fails_when_the_settings_are_made() -> None:
         make_settings(config={"num.partitions": "many"})
     with pytest.raises(ValueError, match="belongs to node 2"):
         make_settings(listeners=[Listener("PLAINTEXT", 2, "127.0.0.1", 0)])
+
+
+def test_an_unknown_keyword_is_refused_as_by_a_signature() -> None:
+    """MockBroker's keywords are one list (BrokerOptions): a misspelt one is a TypeError, not ignored."""
+    with pytest.raises(TypeError, match="partitons"):
+        MockBroker(partitons=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="brokerz"):
+        make_settings(brokerz=2)  # type: ignore[call-arg]
