@@ -18,6 +18,8 @@ from mockbroker.http import ControlServer
 from mockbroker.security.credentials import credential_from_password
 from mockbroker.server import MockBroker
 
+pytestmark = pytest.mark.adversarial
+
 
 @contextlib.contextmanager
 def served(auth: str = "basic", **broker_kwargs: Any) -> Iterator[tuple[MockBroker, ControlServer]]:

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from mockbroker.http.openapi import openapi_document
 from tests.docker.test_control_http import Api, api, produce  # noqa: F401  (the api fixture)
 
+pytestmark = pytest.mark.adversarial
+
 
 def refused(api: Api, method: str, path: str, raw: bytes, field: str | None = None,  # noqa: F811
             status: int = 400) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from tests.handlers.conftest import connect
 DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 ME = "User:ANONYMOUS"
 DESCRIBE_TOPIC_PARTITIONS = 75
-pytestmark = pytest.mark.mockbroker(acls=True)
+pytestmark = [pytest.mark.adversarial, pytest.mark.mockbroker(acls=True)]
 
 
 @pytest.fixture(autouse=True)

@@ -35,8 +35,8 @@ from tests.handlers.authorization_sweep_cases import (
     make_state,
 )
 
-pytestmark = pytest.mark.mockbroker(security="SASL_PLAINTEXT", acls=True,
-                                    users={ADMIN[0]: ADMIN[1], MALLORY[0]: MALLORY[1]})
+pytestmark = [pytest.mark.adversarial, pytest.mark.mockbroker(security="SASL_PLAINTEXT", acls=True,
+                                    users={ADMIN[0]: ADMIN[1], MALLORY[0]: MALLORY[1]})]
 
 
 def request_arrays(api_key: int, lo: int, hi: int) -> set[str]:

@@ -15,6 +15,8 @@ import pytest
 from mockbroker.envconfig import Flags, build_settings
 from mockbroker.server import MockBroker
 
+pytestmark = pytest.mark.adversarial
+
 
 def kernel_backlog(port: int) -> int | None:
     """The accept queue length the kernel keeps for the socket listening on 127.0.0.1:port (ss's Send-Q)."""

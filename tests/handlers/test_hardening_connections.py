@@ -8,10 +8,14 @@ import time
 import weakref
 from collections.abc import Callable
 
+import pytest
+
 from mockbroker.clock import Clock
 from mockbroker.scheduler import Scheduler
 from mockbroker.server import MockBroker
 from tests.rawclient import RawClient
+
+pytestmark = pytest.mark.adversarial
 
 METADATA = 3
 META = {"topics": [], "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}

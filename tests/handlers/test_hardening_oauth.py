@@ -25,6 +25,8 @@ from mockbroker.security.oauth import OAuthBearerServer, OAuthConfig
 from mockbroker.server import MockBroker
 from tests.rawclient import RawClient
 
+pytestmark = pytest.mark.adversarial
+
 SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
 INVALID = b'{"status":"invalid_token"}'
 NOW_S = 1_800_000_000

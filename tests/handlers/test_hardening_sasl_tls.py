@@ -42,7 +42,7 @@ SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
 MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 USERS = {"alice": "secret"}
 JUNK = random.Random(33).randbytes(1 << 20)  # 1 MiB, the same every run
-pytestmark = pytest.mark.mockbroker(security="SASL_PLAINTEXT", users=USERS)
+pytestmark = [pytest.mark.adversarial, pytest.mark.mockbroker(security="SASL_PLAINTEXT", users=USERS)]
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ import pytest
 from mockbroker.server import MockBroker
 from tests.rawclient import RawClient
 
-pytestmark = pytest.mark.load
+pytestmark = [pytest.mark.adversarial, pytest.mark.load]
 
 WARM_UP_ROUNDS = 1_000
 ROUNDS = 10_000

@@ -29,7 +29,7 @@ from mockbroker.protocol.messages import Msg, encode_request
 from mockbroker.protocol.primitives import Writer
 from mockbroker.server import MockBroker
 
-pytestmark = pytest.mark.load
+pytestmark = [pytest.mark.adversarial, pytest.mark.load]
 
 CONNECTIONS = 1_000
 BOUND_S = 120.0

@@ -19,6 +19,8 @@ from mockbroker.storage import DataDirError
 from tests.rawclient import RawClient
 from tests.storage.helpers import open_broker, produce, values
 
+pytestmark = pytest.mark.adversarial
+
 REPO = Path(__file__).resolve().parents[2]
 METADATA = 3
 META = {"topics": None, "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}

@@ -14,6 +14,8 @@ import pytest
 from mockbroker.storage import DataDirError
 from tests.storage.helpers import open_broker
 
+pytestmark = pytest.mark.adversarial
+
 REPO = Path(__file__).resolve().parents[2]
 NESTED = '{"version": 1, "topics": ' + "[" * 100_000 + "]" * 100_000 + "}"
 

@@ -13,6 +13,8 @@ from mockbroker.storage import DataDirError
 from mockbroker.storage.recovery import MissingSegmentError
 from tests.storage.helpers import crash, open_broker, produce, values
 
+pytestmark = pytest.mark.adversarial
+
 RECORDS = 200
 PER_SEGMENT = 20  # with segment.bytes 2000 and these values
 
