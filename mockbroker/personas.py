@@ -11,7 +11,8 @@ The behaviours clients notice that follow from a release:
   advertises them only when the consumer rebalance protocol is switched on, which it is not by default), so
   clients use the classic protocol;
 - before 4.0 transaction version 2 is absent: `transaction.version` defaults to 0 (settings.py; an explicit
-  setting wins), and the release's EndTxn / AddPartitionsToTxn ranges stop below the TV2 versions.
+  setting wins), and the release's EndTxn / AddPartitionsToTxn ranges stop below the TV2 versions;
+- before 3.7 no KIP-951 leader hints in Fetch answers (`leader_hints`).
 Releases 4.0, 4.1 and 4.2 are not offered: the reference data holds no rows for them.
 """
 
@@ -50,6 +51,12 @@ class Persona:
     def kip848(self) -> bool:
         """Whether the KIP-848 consumer group APIs are advertised."""
         return self.release is None or self.release >= (4, 0)
+
+    @property
+    def leader_hints(self) -> bool:
+        """Whether Fetch answers carry KIP-951's current-leader hints (Kafka 3.7 on; Produce's come with v10,
+        which older releases do not speak)."""
+        return self.release is None or self.release >= (3, 7)
 
     @property
     def transaction_version(self) -> int | None:

@@ -131,3 +131,19 @@ def test_max_versions_on_the_wire(mockbroker: MockBroker) -> None:
         assert advertised(c)[PRODUCE] == (0, 7)
         c.send(PRODUCE, 8, {"acks": 1, "timeout_ms": 1000, "topic_data": []})
         assert c.is_closed_by_peer()
+
+
+@pytest.mark.parametrize(("kafka_version", "hinted"), [("3.6", False), ("3.7", True)])
+def test_fetch_leader_hints_only_from_3_7(mockbroker_factory: object, kafka_version: str, hinted: bool) -> None:
+    from tests.handlers.conftest import fetch
+    broker: MockBroker = mockbroker_factory(brokers=2, kafka_version=kafka_version)  # type: ignore[operator]
+    broker.create_topic("t", assignments=[[1, 2]])
+    broker.move_leader("t", 0, 2)
+    port = next(lst.port for lst in broker.cluster.listeners if lst.node_id == 2)
+    with RawClient("127.0.0.1", port) as c:
+        fenced = fetch(c, "t", current_leader_epoch=0, version=12)
+    assert fenced.error_code == ErrorCode.FENCED_LEADER_EPOCH
+    leader = fenced.current_leader
+    assert ((leader.leader_id, leader.leader_epoch) == (2, 1)) is hinted
+    if not hinted:
+        assert (leader.leader_id, leader.leader_epoch) == (-1, -1)
