@@ -147,3 +147,32 @@ def test_fetch_leader_hints_only_from_3_7(mockbroker_factory: object, kafka_vers
     assert ((leader.leader_id, leader.leader_epoch) == (2, 1)) is hinted
     if not hinted:
         assert (leader.leader_id, leader.leader_epoch) == (-1, -1)
+
+
+# -- the command and the environment ----------------------------------------------------------------
+
+
+def test_the_command_and_the_environment_pick_the_release() -> None:
+    from mockbroker.cli import build_parser, flags_from_args
+    from mockbroker.envconfig import Flags, build_settings
+
+    def persona_of(env: dict[str, str], flags: Flags | None = None) -> str | None:
+        return build_settings(env, flags).broker_settings().persona.kafka_version
+
+    assert persona_of({}) is None
+    assert persona_of({"MOCKBROKER_KAFKA_VERSION": "3.5"}) == "3.5"
+    assert persona_of({"MOCKBROKER_KAFKA_VERSION": "3.5"}, Flags(kafka_version="2.8")) == "2.8"  # the flag wins
+    args = build_parser().parse_args(["--kafka-version", "3.9"])
+    assert persona_of({}, flags_from_args(args)) == "3.9"
+
+
+def test_a_bad_kafka_version_is_one_line_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from mockbroker.cli import build_parser
+    from mockbroker.envconfig import ConfigError, build_settings
+
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["--kafka-version", "4.1"])
+    assert exc.value.code == 2
+    assert "'4.1': the Kafka version must be one of 2.8, 3.0" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="MOCKBROKER_KAFKA_VERSION"):
+        build_settings({"MOCKBROKER_KAFKA_VERSION": "1.0"})
