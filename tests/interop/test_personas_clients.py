@@ -98,3 +98,37 @@ def test_confluent_kip_848_consumer_finds_no_heartbeat_api_on_2_8(mockbroker_fac
     finally:
         c.close()
 
+
+
+# -- the Java client (kafka-clients 4.3) ---------------------------------------------------------------
+
+
+ADD_PARTITIONS_TO_TXN, END_TXN, API_VERSIONS = 24, 26, 18
+
+
+@pytest.mark.parametrize("kafka_version", ["2.8", "4.3"])
+def test_java_transaction_uses_the_releases_transaction_version(mockbroker_factory: object,
+                                                                 kafka_version: str) -> None:
+    """The Java client commits a transaction on both; on 2.8 (no transaction version 2) it adds partitions with
+    AddPartitionsToTxn and ends with EndTxn v3, on 4.3 (TV2, KIP-890) it sends no AddPartitionsToTxn and EndTxn
+    v5; every request stays within the release's versions."""
+    from tests.interop.clients import of_type, run_java
+
+    broker: MockBroker = mockbroker_factory(kafka_version=kafka_version)  # type: ignore[operator]
+    broker.create_topic("t")
+    lines = run_java("txn", {"bootstrap": broker.bootstrap_servers, "transactional_id": "tx",
+                             "transactions": [{"records": [{"topic": "t", "value": "a"}]}]}, timeout=90)
+    assert of_type(lines, "txn_error") == [] and [line["txn"] for line in of_type(lines, "committed")] == [0]
+    read = run_java("consume", {"bootstrap": broker.bootstrap_servers, "topic": "t", "until_end": True,
+                                "config": {"isolation.level": "read_committed"}}, timeout=90)
+    assert [r["value"] for r in of_type(read, "record")] == ["a"]
+    persona = make_persona(kafka_version, None)
+    for r in broker.received():
+        served = persona.narrow(r.api_key, 0, 99)
+        assert served is not None and r.api_version <= served[1], (r.api_key, r.api_version)
+    if kafka_version == "2.8":
+        assert versions_sent(broker, ADD_PARTITIONS_TO_TXN) == {3} and versions_sent(broker, END_TXN) == {3}
+        assert versions_sent(broker, API_VERSIONS) == {3} and max(versions_sent(broker, PRODUCE)) == 9
+    else:
+        assert broker.received(ADD_PARTITIONS_TO_TXN) == [] and versions_sent(broker, END_TXN) == {5}
+        assert max(versions_sent(broker, PRODUCE)) == 13
