@@ -13,7 +13,8 @@ The behaviours clients notice that follow from a release:
 - before 4.0 transaction version 2 is absent: `transaction.version` defaults to 0 (settings.py; an explicit
   setting wins), and the release's EndTxn / AddPartitionsToTxn ranges stop below the TV2 versions;
 - before 3.7 no KIP-951 leader hints in Fetch answers (`leader_hints`).
-Releases 4.0, 4.1 and 4.2 are not offered: the reference data holds no rows for them.
+Releases 4.0 and 4.2 are not offered: there is no data for them (4.1's comes from its kafka-clients jar,
+tools/data/).
 """
 
 from __future__ import annotations

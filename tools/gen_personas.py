@@ -5,10 +5,11 @@ Usage:
     python tools/gen_personas.py [--shared ../shared/kafka-protocol] [--out mockbroker/protocol/release_versions.py]
 
 Reads api-versions-by-release.csv (per release, every request schema's version range, its listeners and whether
-its newest version is unstable) and keeps, per release, what that release's broker advertises in ApiVersions
+its newest version is unstable) and, for releases it lacks, tools/data/api-versions-*.csv (the same rows, made by
+tools/release_rows.py from a release's kafka-clients jar: 4.1.0's), and keeps, per release, what that release's broker advertises in ApiVersions
 (the CSV's README): the APIs whose listeners include `broker` (or `zkBroker` before 4.0), each up to its newest
 version not marked unstable. Releases are named "major.minor" ("2.8", ..., "4.3"); only the releases the CSV
-holds are written (it has no 4.0, 4.1 or 4.2 rows, so those personas are not served).
+hold are written (no data for 4.0 and 4.2, so those personas are not served).
 """
 
 from __future__ import annotations
@@ -55,9 +56,15 @@ def render(table: dict[str, dict[int, tuple[int, int]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def generate(shared: Path) -> str:
-    with open(shared / "api-versions-by-release.csv") as fh:
-        return render(advertised(list(csv.DictReader(fh))))
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def generate(shared: Path, data: Path = DATA) -> str:
+    rows: list[dict[str, str]] = []
+    for path in [shared / "api-versions-by-release.csv", *sorted(data.glob("api-versions-*.csv"))]:
+        with open(path, newline="") as fh:
+            rows.extend(csv.DictReader(fh))
+    return render(advertised(rows))
 
 
 def main(argv: list[str] | None = None) -> int:

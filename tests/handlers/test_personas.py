@@ -54,14 +54,16 @@ def test_2_8_has_no_kip_848_and_older_maxima() -> None:
 
 def test_kip_848_apis_appear_only_from_4_0() -> None:
     assert 68 not in dict((k, 0) for k, _, _ in supported_versions(make_persona("3.9", None)))
+    assert 68 in dict((k, 0) for k, _, _ in supported_versions(make_persona("4.1", None)))
     assert 68 in dict((k, 0) for k, _, _ in supported_versions(make_persona("4.3", None)))
+    assert make_persona("4.1", None).transaction_version is None  # TV2 by default from 4.0
 
 
 def test_patch_releases_name_their_minor() -> None:
     assert make_persona("3.7.1", None).kafka_version == "3.7"
 
 
-@pytest.mark.parametrize("bad", ["4.1", "2.7", "five", "3.7.1.2", ""])
+@pytest.mark.parametrize("bad", ["4.2", "4.0", "2.7", "five", "3.7.1.2", ""])
 def test_a_release_without_data_is_refused(bad: str) -> None:
     with pytest.raises(ValueError, match="kafka_version must be one of"):
         make_settings(kafka_version=bad)
@@ -171,8 +173,8 @@ def test_a_bad_kafka_version_is_one_line_naming_it(capsys: pytest.CaptureFixture
     from mockbroker.envconfig import ConfigError, build_settings
 
     with pytest.raises(SystemExit) as exc:
-        build_parser().parse_args(["--kafka-version", "4.1"])
+        build_parser().parse_args(["--kafka-version", "4.2"])
     assert exc.value.code == 2
-    assert "'4.1': the Kafka version must be one of 2.8, 3.0" in capsys.readouterr().err
+    assert "'4.2': the Kafka version must be one of 2.8, 3.0" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="MOCKBROKER_KAFKA_VERSION"):
         build_settings({"MOCKBROKER_KAFKA_VERSION": "1.0"})
