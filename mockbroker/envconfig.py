@@ -572,5 +572,7 @@ def describe(settings: BrokerSettings) -> Iterable[str]:
         yield f"listener {spec.name}: bind {spec.host}:{spec.port}, advertise {adv}"
     for spec in settings.unbound_listeners:
         yield f"listener {spec.name}: controller listener, not bound"
+    if settings.kafka_version is not None:
+        yield f"playing Kafka {settings.kafka_version}: its API versions and behaviours (mockbroker/personas.py)"
     if settings.ignored:
         yield "Kafka settings with no effect here: " + ", ".join(sorted(settings.ignored))

@@ -156,7 +156,7 @@ def test_fetch_leader_hints_only_from_3_7(mockbroker_factory: object, kafka_vers
 
 def test_the_command_and_the_environment_pick_the_release() -> None:
     from mockbroker.cli import build_parser, flags_from_args
-    from mockbroker.envconfig import Flags, build_settings
+    from mockbroker.envconfig import Flags, build_settings, describe
 
     def persona_of(env: dict[str, str], flags: Flags | None = None) -> str | None:
         return build_settings(env, flags).broker_settings().persona.kafka_version
@@ -166,6 +166,7 @@ def test_the_command_and_the_environment_pick_the_release() -> None:
     assert persona_of({"MOCKBROKER_KAFKA_VERSION": "3.5"}, Flags(kafka_version="2.8")) == "2.8"  # the flag wins
     args = build_parser().parse_args(["--kafka-version", "3.9"])
     assert persona_of({}, flags_from_args(args)) == "3.9"
+    assert "playing Kafka 3.9" in "\n".join(describe(build_settings({}, flags_from_args(args))))
 
 
 def test_a_bad_kafka_version_is_one_line_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -178,3 +179,25 @@ def test_a_bad_kafka_version_is_one_line_naming_it(capsys: pytest.CaptureFixture
     assert "'4.2': the Kafka version must be one of 2.8, 3.0" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="MOCKBROKER_KAFKA_VERSION"):
         build_settings({"MOCKBROKER_KAFKA_VERSION": "1.0"})
+
+
+def test_the_image_environment_variable_reaches_the_wire() -> None:
+    """`MOCKBROKER_KAFKA_VERSION=2.8 mockbroker` (the image's way) advertises 2.8's versions."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KAFKA_", "MOCKBROKER_"))}
+    proc = subprocess.Popen([sys.executable, "-m", "mockbroker", "--port", "0"], env=env | {
+        "MOCKBROKER_KAFKA_VERSION": "2.8"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("mockbroker listening on "), line
+        host, _, port = line.split()[3].rpartition(":")
+        with RawClient(host, int(port)) as c:
+            got = advertised(c)
+        assert got[PRODUCE] == (0, 9) and 68 not in got
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
