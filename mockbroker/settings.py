@@ -7,7 +7,8 @@ short keywords folded in, each value mockbroker models already parsed by state/c
 `partitions=3` give the same object), the listeners given (copies, their security protocols resolved; the broker
 binds copies of these, so nothing changes them), the node ids and racks, the security the Python API
 names outside Kafka's settings (users, mechanisms, TLS and OAuth objects, the ACL switches), the data dir, the
-topics to create and where to write the CA certificate. Frozen: a broker keeps it as `broker.settings`.
+topics to create, where to write the CA certificate, and the Kafka release the nodes play (the persona: its API
+versions and behaviours, mockbroker/personas.py; before 4.0 it defaults `transaction.version` to 0). Frozen: a broker keeps it as `broker.settings`.
 
 TEST_DEFAULTS are Kafka defaults that only make tests wait; `MockBroker(defaults="test")` (the default, so the
 pytest fixtures too) and the image (MOCKBROKER_DEFAULTS=test) start from them, the `mockbroker` command from
