@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from mockbroker.cliargs import Choice, ExistingFile, IntRange, NewFile, Parser
 from mockbroker.envconfig import BrokerSettings, ConfigError, Flags, build_settings, describe
 from mockbroker.envparsers import LOG_LEVELS
+from mockbroker.personas import KAFKA_VERSIONS
 
 if TYPE_CHECKING:
     from mockbroker.security.tls import TlsConfig
@@ -60,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A Kafka-compatible broker for tests. Subcommands: serve (the default), healthcheck.",
         epilog="Environment: KAFKA_* / KAFKA_CFG_* settings as the Kafka images read them, CLUSTER_ID, "
                "KAFKA_CREATE_TOPICS, MOCKBROKER_TOPICS, MOCKBROKER_HTTP_PORT, MOCKBROKER_HOST, "
-               "MOCKBROKER_LOG_LEVEL, MOCKBROKER_DEFAULTS; SASL users from KAFKA_CLIENT_USERS/_PASSWORDS, JAAS "
+               "MOCKBROKER_LOG_LEVEL, MOCKBROKER_DEFAULTS, MOCKBROKER_KAFKA_VERSION; SASL users from KAFKA_CLIENT_USERS/_PASSWORDS, JAAS "
                "(KAFKA_SASL_JAAS_CONFIG, KAFKA_LISTENER_NAME_<L>_<MECH>_SASL_JAAS_CONFIG, KAFKA_OPTS="
                "-Djava.security.auth.login.config=FILE) and MOCKBROKER_SCRAM_CREDENTIALS (see docker/README.md). "
                "Flags win over the environment.",
@@ -100,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--defaults", type=Choice("the defaults", ("kafka", "test")), metavar="{kafka,test}",
                    help="kafka (default): Kafka's defaults; test: the test defaults, group.initial.rebalance.delay.ms=0 "
                         "(MOCKBROKER_DEFAULTS; the image's). Explicit settings win either way")
+    p.add_argument("--kafka-version", type=Choice("the Kafka version", KAFKA_VERSIONS), metavar="VERSION",
+                   help=f"play that Kafka release: its API versions and behaviours ({', '.join(KAFKA_VERSIONS)}; "
+                        "MOCKBROKER_KAFKA_VERSION; default: every version mockbroker serves)")
     sec = p.add_argument_group("security")
     sec.add_argument("--security-protocol-map", metavar="NAME:PROTOCOL,...",
                      help="the security protocol of each --listener (default: a listener named after a protocol "
@@ -130,7 +134,7 @@ def flags_from_args(args: argparse.Namespace) -> Flags:
         node_id=args.node_id, cluster_id=args.cluster_id, partitions=args.partitions,
         auto_create=False if args.no_auto_create else None, config=list(args.config), topics=list(args.topic),
         http_host=args.http_host, http_port=args.http_port, http_auth=args.http_auth, log_level=args.log_level, brokers=args.brokers,
-        data_dir=args.data_dir, defaults=args.defaults, users=list(args.user),
+        data_dir=args.data_dir, defaults=args.defaults, kafka_version=args.kafka_version, users=list(args.user),
         security_protocol_map=args.security_protocol_map, sasl_mechanisms=args.sasl_mechanisms,
         tls=tls_flags(args), ssl_ca_out=args.ssl_ca_out,
     )

@@ -7,7 +7,8 @@ with no task switch.
 
 What gets an error code and what closes the connection (decided here, in one place):
 - a frame over socket.request.max.bytes, a negative size, a header that cannot be read, an API key
-  we do not know or do not serve, a version outside the served range (except ApiVersions), a body
+  we do not know or do not serve, a version outside the served range (the registry's, narrowed by the
+  node's Kafka version persona: mockbroker/personas.py; except ApiVersions), a body
   that does not decode: the connection is closed, as Kafka does (InvalidRequestException);
 - ApiVersions at a version we do not know: a v0 answer with UNSUPPORTED_VERSION and its own version range
   (the registry's error answer of ApiVersions, mockbroker/dispatch.py);
@@ -206,12 +207,18 @@ class Connection(asyncio.BufferedProtocol):
         if spec is None:
             self._close(f"API key {header.api_key} is not served")
             return
-        if not spec.min_version <= header.api_version <= spec.max_version:
-            if header.api_key == API_VERSIONS and header.api_version > spec.max_version:
+        served = dispatch.served_range(header.api_key, self.node.persona)  # the node's Kafka release's
+        if served is None:
+            self._close(f"{spec.name} is not served by this Kafka version")
+            return
+        lo, hi = served
+        if not lo <= header.api_version <= hi:
+            if header.api_key == API_VERSIONS and header.api_version > hi:
                 answer = dispatch.error_response(API_VERSIONS, 0, Msg(), ErrorCode.UNSUPPORTED_VERSION)
+                answer.api_keys = [Msg(api_key=API_VERSIONS, min_version=lo, max_version=hi)]  # as served here
                 self._send(header, answer, version=0)
                 return
-            self._close(f"{spec.name} v{header.api_version} is not served (v{spec.min_version}-v{spec.max_version})")
+            self._close(f"{spec.name} v{header.api_version} is not served (v{lo}-v{hi})")
             return
         try:
             request = decode_request(header.api_key, header.api_version, reader)
@@ -277,8 +284,8 @@ class Connection(asyncio.BufferedProtocol):
         """The request's error response with ILLEGAL_SASL_STATE (Kafka's SaslServerAuthenticator answers a
         request other than SaslAuthenticate during the exchange so, then closes); a request that cannot be
         decoded gets no answer."""
-        spec = dispatch.lookup(header.api_key)
-        if spec is None or not spec.min_version <= header.api_version <= spec.max_version:
+        served = dispatch.served_range(header.api_key, self.node.persona)
+        if served is None or not served[0] <= header.api_version <= served[1]:
             return
         try:
             request = decode_request(header.api_key, header.api_version, reader)

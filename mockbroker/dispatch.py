@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mockbroker.personas import FULL, Persona
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import RESPONSE, Msg, api_name, struct_codec
@@ -82,10 +83,24 @@ def lookup(api_key: int) -> HandlerSpec | None:
     return REGISTRY.get(api_key)
 
 
-def supported_versions() -> list[tuple[int, int, int]]:
-    """(api_key, min, max) for every served API, sorted by key: what ApiVersions advertises."""
+def served_range(api_key: int, persona: Persona = FULL) -> tuple[int, int] | None:
+    """The versions of api_key served by a node playing `persona` (personas.py): the registry's range
+    narrowed to the release's and capped; None: the API is not served."""
+    spec = REGISTRY.get(api_key)
+    if spec is None:
+        return None
+    return persona.narrow(api_key, spec.min_version, spec.max_version)
+
+
+def supported_versions(persona: Persona = FULL) -> list[tuple[int, int, int]]:
+    """(api_key, min, max) for every API served under `persona`, sorted by key: what ApiVersions advertises."""
     load_handlers()
-    return [(k, s.min_version, s.max_version) for k, s in sorted(REGISTRY.items())]
+    out = []
+    for key in sorted(REGISTRY):
+        served = served_range(key, persona)
+        if served is not None:
+            out.append((key, *served))
+    return out
 
 
 def error_response(api_key: int, version: int, req: Msg, code: ErrorCode) -> Msg:

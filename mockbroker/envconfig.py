@@ -130,6 +130,7 @@ class Flags:
     brokers: int | None = None
     data_dir: str | None = None
     defaults: str | None = None
+    kafka_version: str | None = None
     users: list[str] = field(default_factory=list)  # NAME:PASSWORD
     # security: listener.security.protocol.map and sasl.enabled.mechanisms in Kafka's forms; TLS key material
     security_protocol_map: str | None = None
@@ -161,6 +162,7 @@ class BrokerSettings:
     data_dir: str | None = None  # log.dirs / log.dir / --data-dir: persistence (mockbroker/storage); None: memory
     defaults: str = "kafka"  # MockBroker's defaults: kafka (the command's), test (MOCKBROKER_DEFAULTS=test, the image)
     tls: TlsConfig | None = None  # from the --ssl-* flags (None: Kafka's ssl.* settings, else a throwaway CA)
+    kafka_version: str | None = None  # the Kafka release played (mockbroker/personas.py); None: every version
 
     def broker_settings(self) -> Settings:
         """The broker's one settings object (mockbroker/settings.py), what MockBroker.from_settings makes a broker
@@ -185,6 +187,7 @@ class BrokerSettings:
             "topics": list(self.topics),
             "tls": self.tls,
             "ssl_ca_out": self.ssl_ca_out,
+            "kafka_version": self.kafka_version,
         }
         return kwargs | {key: value for key, value in optional.items() if value}
 
@@ -271,6 +274,7 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
         ("mockbroker.brokers", flags.brokers, "--brokers"),
         ("log.dirs", flags.data_dir, "--data-dir"),
         ("mockbroker.defaults", flags.defaults, "--defaults"),
+        ("mockbroker.kafka.version", flags.kafka_version, "--kafka-version"),
         ("listener.security.protocol.map", flags.security_protocol_map, "--security-protocol-map"),
         ("sasl.enabled.mechanisms", flags.sasl_mechanisms, "--sasl-mechanisms"),
         ("mockbroker.ssl.ca.out", flags.ssl_ca_out, "--ssl-ca-out"),
@@ -506,6 +510,7 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.log_level = props.value("mockbroker.log.level", "WARNING")
     out.brokers = props.value("mockbroker.brokers", 1)
     out.defaults = props.value("mockbroker.defaults", "kafka")
+    out.kafka_version = props.value("mockbroker.kafka.version")
     _node_ports(props, out)
     out.users = _users(props, flags)
     _sasl(props, out)
@@ -567,5 +572,7 @@ def describe(settings: BrokerSettings) -> Iterable[str]:
         yield f"listener {spec.name}: bind {spec.host}:{spec.port}, advertise {adv}"
     for spec in settings.unbound_listeners:
         yield f"listener {spec.name}: controller listener, not bound"
+    if settings.kafka_version is not None:
+        yield f"playing Kafka {settings.kafka_version}: its API versions and behaviours (mockbroker/personas.py)"
     if settings.ignored:
         yield "Kafka settings with no effect here: " + ", ".join(sorted(settings.ignored))

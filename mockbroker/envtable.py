@@ -25,6 +25,7 @@ from mockbroker.envparsers import (
     separator,
     text,
 )
+from mockbroker.personas import KAFKA_VERSIONS
 
 # Image plumbing, not broker settings: accepted silently (JVM, logging, image scripts, image-level
 # TLS/SASL users of bitnami, KRaft storage formatting).
@@ -136,6 +137,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     # test: start from the test defaults (mockbroker/settings.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0), as the
     # image does; kafka (the command's default): Kafka's own. Explicit settings win either way.
     EnvVar("MOCKBROKER_DEFAULTS",            None,                                      "mockbroker.defaults",    choice("the defaults", ("kafka", "test")), True),
+    # the Kafka release to play (mockbroker/personas.py): its API versions and behaviours; unset: every version served
+    EnvVar("MOCKBROKER_KAFKA_VERSION",       None,                                      "mockbroker.kafka.version", choice("the Kafka version", KAFKA_VERSIONS), True),
     # -- security: users (bitnami's lists), where the throwaway CA goes (sasl.enabled.mechanisms, ssl.client.auth,
     #    ssl.keystore.* / ssl.truststore.* / ssl.key.password come through the spelling rule below)
     EnvVar("KAFKA_CLIENT_USERS",             None,                                      "mockbroker.client.users", items, True),

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker.carried_on import CarriedOn
 from mockbroker.errors import ErrorCode
+from mockbroker.personas import FULL, Persona
 from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, coordinator_node
 from mockbroker.state.fetch_sessions import FetchSessionCache
@@ -41,10 +42,13 @@ if TYPE_CHECKING:
 
 class BrokerNode:
     def __init__(self, node_id: int, cluster: Cluster, clock: Clock, scheduler: Scheduler, *,
-                 security: BrokerSecurity, coordinators_of: BrokerNode | None = None) -> None:
+                 security: BrokerSecurity, coordinators_of: BrokerNode | None = None,
+                 persona: Persona = FULL) -> None:
         """coordinators_of: the node whose group and transaction coordinators this one shares (several
-        nodes in one process keep one of each, which FindCoordinator places on the lowest live node)."""
+        nodes in one process keep one of each, which FindCoordinator places on the lowest live node);
+        persona: the Kafka release it plays, which narrows the versions it serves (personas.py)."""
         self.node_id = node_id
+        self.persona = persona
         self.cluster = cluster
         # Users and TLS material are the cluster's (Kafka keeps SCRAM credentials in its metadata log):
         # every node of this process shares one BrokerSecurity.

@@ -116,6 +116,9 @@ class MockBroker:
             request is checked against the ACLs (add_acl, CreateAcls); super_users=["User:admin"] (or
             config["super.users"]) may do everything, and turns it on too.
         defaults: "test" (the default): `config` over mockbroker/settings.py TEST_DEFAULTS; "kafka": over Kafka's.
+        kafka_version: play that Kafka release ("2.8", "3.0" ... "3.9", "4.1", "4.3"): its API versions and behaviours
+            (mockbroker/personas.py); None (the default): every version mockbroker serves.
+        max_versions: {api_key: version}, the newest version served of each (ApiVersions and requests).
         """
         self._build(make_settings(host, port, **options), clock)
 
@@ -158,12 +161,13 @@ class MockBroker:
         # The nodes this process runs (mockbroker/node.py): fetch sessions, leadership, and one group and
         # one transaction coordinator that they share (each node serves the keys of the internal partitions
         # it leads).
-        self.node = BrokerNode(node_id, self.cluster, self.clock, self.scheduler, security=self.security)
+        self.node = BrokerNode(node_id, self.cluster, self.clock, self.scheduler, security=self.security,
+                               persona=settings.persona)
         self.nodes = Nodes(self.node_control.node_infos)
         self.nodes[node_id] = self.node
         for nid in node_ids[1:]:
             self.nodes[nid] = BrokerNode(nid, self.cluster, self.clock, self.scheduler, security=self.security,
-                                         coordinators_of=self.node)
+                                         coordinators_of=self.node, persona=settings.persona)
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
                                               txn_index=lambda: self.node.txn_coordinator.aborted)
         data_dir = settings.data_dir if settings.data_dir is not None else data_dir_from_config(settings.config)

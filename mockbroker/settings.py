@@ -7,7 +7,8 @@ short keywords folded in, each value mockbroker models already parsed by state/c
 `partitions=3` give the same object), the listeners given (copies, their security protocols resolved; the broker
 binds copies of these, so nothing changes them), the node ids and racks, the security the Python API
 names outside Kafka's settings (users, mechanisms, TLS and OAuth objects, the ACL switches), the data dir, the
-topics to create and where to write the CA certificate. Frozen: a broker keeps it as `broker.settings`.
+topics to create, where to write the CA certificate, and the Kafka release the nodes play (the persona: its API
+versions and behaviours, mockbroker/personas.py; before 4.0 it defaults `transaction.version` to 0). Frozen: a broker keeps it as `broker.settings`.
 
 TEST_DEFAULTS are Kafka defaults that only make tests wait; `MockBroker(defaults="test")` (the default, so the
 pytest fixtures too) and the image (MOCKBROKER_DEFAULTS=test) start from them, the `mockbroker` command from
@@ -23,6 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
+from mockbroker.personas import FULL, Persona, make_persona
 from mockbroker.security import resolve_protocols
 from mockbroker.security.protocols import parse_protocol_map
 from mockbroker.state.cluster.cluster import Listener
@@ -69,6 +71,7 @@ class Settings:
     data_dir: str | None = None  # None: config's log.dirs / log.dir, else in memory
     topics: tuple[TopicSpec, ...] = ()
     ssl_ca_out: str | None = None  # where to write the CA certificate clients trust
+    persona: Persona = FULL  # the Kafka release played and single API caps (personas.py)
 
 
 def starting_settings(defaults: str, config: dict[str, Any] | None) -> dict[str, Any]:
@@ -107,6 +110,8 @@ class BrokerOptions(TypedDict, total=False):
     defaults: str  # "test"
     topics: list[TopicSpec] | None
     ssl_ca_out: str | None
+    kafka_version: str | None  # None: every version mockbroker serves; "2.8" ... "4.3": that release's
+    max_versions: dict[int, int] | None  # api_key -> the newest version served
 
 
 def make_settings(host: str = "127.0.0.1", port: int = 0, **options: Unpack[BrokerOptions]) -> Settings:
@@ -123,6 +128,9 @@ def make_settings(host: str = "127.0.0.1", port: int = 0, **options: Unpack[Brok
     advertised_host, advertised_port = options.get("advertised_host"), options.get("advertised_port")
     users, sasl_mechanisms = options.get("users"), options.get("sasl_mechanisms")
     super_users, data_dir, topics = options.get("super_users"), options.get("data_dir"), options.get("topics")
+    persona = make_persona(options.get("kafka_version"), options.get("max_versions"))
+    if persona.transaction_version is not None:  # the release's default; an explicit setting wins
+        config = {"transaction.version": persona.transaction_version} | dict(config or {})
     short = {"num.partitions": partitions, "auto.create.topics.enable": auto_create_topics,
              "socket.request.max.bytes": max_request_size}
     settings = starting_settings(defaults, dict(config or {}) | {k: v for k, v in short.items() if v is not None})
@@ -152,4 +160,4 @@ def make_settings(host: str = "127.0.0.1", port: int = 0, **options: Unpack[Brok
         tls=options.get("tls"), oauth=options.get("oauth"), acls=options.get("acls"),
         super_users=tuple(super_users) if super_users is not None else None,
         data_dir=os.fspath(data_dir) if data_dir is not None else None, topics=tuple(topics or ()),
-        ssl_ca_out=options.get("ssl_ca_out"))
+        ssl_ca_out=options.get("ssl_ca_out"), persona=persona)

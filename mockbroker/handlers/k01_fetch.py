@@ -333,7 +333,7 @@ def _build_response(ctx: RequestContext, version: int, reads: list[PartitionRead
         ))
         if r.diverging is not None:
             entry.partitions[-1].diverging_epoch = r.diverging
-        hint = current_leader(r.partition, r.error) if version >= 12 else None
+        hint = current_leader(r.partition, r.error) if version >= 12 and ctx.node.persona.leader_hints else None
         if hint is not None:
             entry.partitions[-1].current_leader = hint
             hinted.add(hint.leader_id)

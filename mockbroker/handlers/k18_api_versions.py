@@ -1,7 +1,8 @@
 """ApiVersions (key 18), v0-v4.
 
 Answers with every API key this broker serves and its version range, read from the dispatch registry
-(so the advertised list can never disagree with what is served).
+narrowed by the node's Kafka version persona (mockbroker/personas.py), as the connection narrows what it
+accepts (so the advertised list can never disagree with what is served).
 - v3+: the client's software name and version must match Kafka's pattern, else INVALID_REQUEST.
 - v3+: the features Kafka 4.3 reports in tagged fields: transaction.version, supported 0-2 (left out
   below v4, whose clients may not read a minimum of 0) and finalized at 2 by default (the broker config
@@ -48,7 +49,7 @@ def handle_api_versions(ctx: RequestContext, header: RequestHeader, req: Msg) ->
         return Msg(error_code=ErrorCode.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
     return Msg(
         error_code=ErrorCode.NONE,
-        api_keys=[Msg(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in supported_versions()],
+        api_keys=[Msg(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in supported_versions(ctx.node.persona)],
         throttle_time_ms=0,
         # v3+: supported/finalized features; transaction.version (KIP-890), see state/txn/coordinator.py.
         **ctx.node.txn_coordinator.api_versions_features(header.api_version),
