@@ -50,6 +50,7 @@ from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
 from mockbroker.node_control import NodeControl, NodeInfo
 from mockbroker.protocol.errors import ErrorCode
+from mockbroker.registry.runner import start_registry, stop_registry
 from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
 from mockbroker.security.acls import AclBinding
@@ -71,6 +72,7 @@ from mockbroker.state.txn.metadata import TransactionInfo
 from mockbroker.storage import data_dir_from_config
 
 if TYPE_CHECKING:
+    from mockbroker.registry.http import RegistryServer
     from mockbroker.security.tls import BrokerTls
 
 log = logging.getLogger("mockbroker")
@@ -116,6 +118,7 @@ class MockBroker:
             request is checked against the ACLs (add_acl, CreateAcls); super_users=["User:admin"] (or
             config["super.users"]) may do everything, and turns it on too.
         defaults: "test" (the default): `config` over mockbroker/settings.py TEST_DEFAULTS; "kafka": over Kafka's.
+        schema_registry: True (a free port) or a port: a Schema Registry beside it (broker.schema_registry_url).
         """
         self._build(make_settings(host, port, **options), clock)
 
@@ -186,6 +189,7 @@ class MockBroker:
                                     lambda: int(self.cluster.config.get("socket.listen.backlog.size")))
         self._connections: set[Connection] = set()
         self._stopping = False
+        self.schema_registry: RegistryServer | None = None  # a Schema Registry, started with the broker when asked
         dispatch.load_handlers()
 
     def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -217,12 +221,14 @@ class MockBroker:
         self.node_control.start_unclean_election_checks()
         for listener in self.cluster.listeners:
             await self._servers.bind(loop, listener)
+        self.schema_registry = await start_registry(self._settings.schema_registry_port)  # registry/runner.py
         log.info("mockbroker listening on %s", self.bootstrap_servers)
         return self
 
     async def stop(self) -> None:
         self._stopping = True
         self.scheduler.detach()
+        await stop_registry(self.schema_registry)
         await self._servers.settle()
         servers = self._servers.all()
         for server in servers:
@@ -284,6 +290,13 @@ class MockBroker:
         first = self.cluster.listeners[0]
         same = [lst for lst in self.cluster.listeners if lst.name == first.name]
         return ",".join(f"{lst.public_host}:{lst.public_port}" for lst in same)
+
+    @property
+    def schema_registry_url(self) -> str:
+        """The Schema Registry's URL (MockBroker(schema_registry=True) or a port, once started)."""
+        if self.schema_registry is None:
+            raise RuntimeError("no Schema Registry: MockBroker(schema_registry=True), started")
+        return self.schema_registry.url
 
     @property
     def listeners(self) -> list[Listener]:
