@@ -20,6 +20,7 @@ from urllib.parse import unquote
 from mockbroker.bounded_json import JsonLimitError, loads
 from mockbroker.extras import require
 from mockbroker.registry.model import SCHEMA_TYPES, RegistryError, SchemaRegistry, Version
+from mockbroker.registry.store import Record
 
 require("aiohttp", "the Schema Registry")
 from aiohttp import web  # noqa: E402
@@ -44,19 +45,27 @@ def _flag(request: web.BaseRequest, name: str) -> bool:
 class RegistryApi:
     """The routes over one SchemaRegistry; `handle` is aiohttp's handler."""
 
-    def __init__(self, registry: SchemaRegistry) -> None:
+    def __init__(self, registry: SchemaRegistry, write: Callable[[list[Record]], None] | None = None) -> None:
         self.registry = registry
+        self.write = write  # where each request's changes go (runner.py: the `_schemas` topic)
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         try:
             parts = [unquote(p) for p in request.raw_path.split("?", 1)[0].split("/") if p]
             body = await self._body(request)
-            return _reply(200, self.route(request.method, parts, request, body))
+            answer = self.route(request.method, parts, request, body)
+            self._write()
+            return _reply(200, answer)
         except RegistryError as exc:
             return _error(exc)
         except Exception:  # a bug: Confluent's 500 body, and the traceback in the log, not to the client
             log.exception("schema registry: %s %s", request.method, request.path)
             return _error(RegistryError(500, 50001, "Error in the backend data store"))
+
+    def _write(self) -> None:
+        journal, self.registry.journal = self.registry.journal, []
+        if journal and self.write is not None:
+            self.write(journal)
 
     async def _body(self, request: web.BaseRequest) -> Any:
         if request.method not in ("POST", "PUT"):
@@ -161,12 +170,7 @@ class RegistryApi:
         if method == "PUT":
             return {"compatibility": reg.set_compatibility(subject, body.get("compatibility"))}
         if method == "DELETE":
-            level = reg.compatibility_of(subject)
-            if subject is None:
-                reg.compatibility = "BACKWARD"
-            else:
-                reg.subject_compatibility.pop(subject, None)
-            return {"compatibilityLevel": level}
+            return {"compatibilityLevel": reg.delete_compatibility(subject)}
         raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
 
     def mode(self, method: str, rest: list[str], request: web.BaseRequest, body: Any) -> Any:
@@ -181,12 +185,7 @@ class RegistryApi:
         if method == "PUT":
             return {"mode": reg.set_mode(subject, body.get("mode"))}
         if method == "DELETE":
-            mode = reg.mode_of(subject)
-            if subject is None:
-                reg.mode = "READWRITE"
-            else:
-                reg.subject_mode.pop(subject, None)
-            return {"mode": mode}
+            return {"mode": reg.delete_mode(subject)}
         raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
 
     def compatibility(self, method: str, rest: list[str], request: web.BaseRequest, body: Any) -> Any:
@@ -223,9 +222,10 @@ def _schema_id(text: str) -> int:
 class RegistryServer:
     """The registry's HTTP server on the current loop: start(host, port) and stop(); `url` once started."""
 
-    def __init__(self, registry: SchemaRegistry | None = None) -> None:
+    def __init__(self, registry: SchemaRegistry | None = None,
+                 write: Callable[[list[Record]], None] | None = None) -> None:
         self.registry = registry if registry is not None else SchemaRegistry()
-        self.api = RegistryApi(self.registry)
+        self.api = RegistryApi(self.registry, write)
         self._runner: web.ServerRunner | None = None
         self.host, self.port = "", 0
 

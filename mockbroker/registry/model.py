@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from mockbroker.registry import store
 from mockbroker.registry.avro import AvroSchema, InvalidSchema, incompatibilities, parse
 
 LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE")
@@ -60,6 +61,8 @@ class SchemaRegistry:
     subject_mode: dict[str, str] = field(default_factory=dict)
     next_id: int = 1
     version_high: dict[str, int] = field(default_factory=dict)  # the highest version a subject ever had
+    # each change as its `_schemas` record (registry/store.py), for the server to write and clear
+    journal: list[store.Record] = field(default_factory=list)
 
     # -- reading -------------------------------------------------------------------------------
     def subject_names(self, deleted: bool = False) -> list[str]:
@@ -97,7 +100,7 @@ class SchemaRegistry:
     def lookup(self, subject: str, text: str, schema_type: str = "AVRO", deleted: bool = False) -> Version:
         """The subject's version holding this schema; 40401 (no such subject) or 40403 (not under it)."""
         versions = self.versions(subject, deleted=deleted)
-        parsed = self._parse(text, schema_type)
+        parsed = self.parse_schema(text, schema_type)
         schema_id = self.ids.get(parsed.canonical)
         for v in versions:
             if v.schema_id == schema_id:
@@ -119,7 +122,7 @@ class SchemaRegistry:
         """Register the schema under the subject (a new version unless it is there); its id. 42201 invalid,
         409 incompatible, 42205 read-only."""
         check_subject(subject)
-        parsed = self._parse(text, schema_type)
+        parsed = self.parse_schema(text, schema_type)
         schema_id = self.ids.get(parsed.canonical)
         versions = self.subjects.get(subject, [])
         for v in versions:
@@ -135,8 +138,15 @@ class SchemaRegistry:
             self.next_id += 1
             self.ids[parsed.canonical] = schema_id
             self.schemas[schema_id] = parsed
-        self.subjects[subject] = versions + [Version(self._next_version(subject), schema_id)]
+        version = Version(self._next_version(subject), schema_id)
+        self.subjects[subject] = versions + [version]
+        self._journal_version(subject, version)
         return schema_id
+
+    def _journal_version(self, subject: str, v: Version) -> None:
+        self.journal.append((store.schema_key(subject, v.version), {
+            "subject": subject, "version": v.version, "id": v.schema_id, "schema": self.schemas[v.schema_id].text,
+            "deleted": v.deleted}))
 
     def _next_version(self, subject: str) -> int:
         """Versions keep counting past deleted ones (Confluent's next version after the highest it had)."""
@@ -170,7 +180,7 @@ class SchemaRegistry:
                            schema_type: str = "AVRO") -> list[str]:
         """Why the schema would be refused against one version (or, None, the versions its level names)."""
         check_subject(subject)
-        parsed = self._parse(text, schema_type)
+        parsed = self.parse_schema(text, schema_type)
         if version is None:
             live = [v for v in self.subjects.get(subject, []) if not v.deleted]
             return self.check(subject, parsed, live)
@@ -190,9 +200,12 @@ class SchemaRegistry:
                                                 f"permanently deleted")
             self.version_high[subject] = max(self.version_high.get(subject, 0), versions[-1].version)
             del self.subjects[subject]
-            self.subject_compatibility.pop(subject, None)
-            self.subject_mode.pop(subject, None)
-            self._forget_unused()
+            self.journal.extend((store.schema_key(subject, v.version), None) for v in versions)
+            if self.subject_compatibility.pop(subject, None) is not None:
+                self.journal.append((store.config_key(subject), None))
+            if self.subject_mode.pop(subject, None) is not None:
+                self.journal.append((store.mode_key(subject), None))
+            self.forget_unused()
             return [v.version for v in versions]
         live = [v for v in versions if not v.deleted]
         if not live:
@@ -201,6 +214,7 @@ class SchemaRegistry:
         self._writable(subject)
         for v in live:
             v.deleted = True
+        self.journal.append((store.delete_subject_key(subject), {"subject": subject, "version": live[-1].version}))
         return [v.version for v in live]
 
     def delete_version(self, subject: str, version: str | int, permanent: bool = False) -> int:
@@ -224,16 +238,18 @@ class SchemaRegistry:
             versions.remove(target)
             if not versions:
                 del self.subjects[subject]
-            self._forget_unused()
+            self.journal.append((store.schema_key(subject, number), None))
+            self.forget_unused()
             return number
         if target.deleted:
             raise RegistryError(404, 40406, f"Subject '{subject}' Version {number} was soft deleted.Set "
                                             f"permanent=true to delete permanently")
         self._writable(subject)
         target.deleted = True
+        self._journal_version(subject, target)
         return number
 
-    def _forget_unused(self) -> None:
+    def forget_unused(self) -> None:
         """A schema no version holds any more (all permanently deleted) leaves the id table; ids never return."""
         used = {v.schema_id for vs in self.subjects.values() for v in vs}
         for schema_id in [i for i in self.schemas if i not in used]:
@@ -254,7 +270,28 @@ class SchemaRegistry:
         else:
             check_subject(subject)
             self.subject_compatibility[subject] = level.upper()
+        self.journal.append((store.config_key(subject), {"compatibilityLevel": level.upper()}))
         return level.upper()
+
+    def delete_compatibility(self, subject: str | None) -> str:
+        """Drop the subject's level (or reset the global one to BACKWARD); the level it had."""
+        level = self.compatibility_of(subject)
+        if subject is None:
+            self.compatibility = "BACKWARD"
+            self.journal.append((store.config_key(None), {"compatibilityLevel": "BACKWARD"}))
+        elif self.subject_compatibility.pop(subject, None) is not None:
+            self.journal.append((store.config_key(subject), None))
+        return level
+
+    def delete_mode(self, subject: str | None) -> str:
+        """Drop the subject's mode (or reset the global one to READWRITE); the mode it had."""
+        mode = self.mode_of(subject)
+        if subject is None:
+            self.mode = "READWRITE"
+            self.journal.append((store.mode_key(None), {"mode": "READWRITE"}))
+        elif self.subject_mode.pop(subject, None) is not None:
+            self.journal.append((store.mode_key(subject), None))
+        return mode
 
     def set_mode(self, subject: str | None, mode: object) -> str:
         if not isinstance(mode, str) or mode.upper() not in MODES:
@@ -265,9 +302,10 @@ class SchemaRegistry:
         else:
             check_subject(subject)
             self.subject_mode[subject] = mode.upper()
+        self.journal.append((store.mode_key(subject), {"mode": mode.upper()}))
         return mode.upper()
 
-    def _parse(self, text: object, schema_type: object) -> AvroSchema:
+    def parse_schema(self, text: object, schema_type: object) -> AvroSchema:
         if schema_type not in SCHEMA_TYPES:
             raise invalid_schema(f"Invalid schema type {schema_type!r}: mockbroker's registry serves "
                                  f"{', '.join(SCHEMA_TYPES)}")

@@ -1,22 +1,51 @@
 """Starting and stopping a broker's Schema Registry with the broker, on its loop: MockBroker.start calls
 `start_registry` (nothing unless its settings ask for a registry: `MockBroker(schema_registry=True)`, a
 port, `--schema-registry-port`), MockBroker.stop calls `stop_registry`. aiohttp and fastavro are imported
-only here, when a registry is asked for, so a broker without one never loads them."""
+only here, when a registry is asked for, so a broker without one never loads them.
+
+At start the `_schemas` topic (compacted, one partition) is created when missing and the registry is
+rebuilt from what it holds (registry/rebuild.py: on a data dir, what an earlier run registered); after
+each request the changes it made are appended to it as Confluent's records (registry/store.py)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mockbroker.registry import store
+
 if TYPE_CHECKING:
     from mockbroker.registry.http import RegistryServer
+    from mockbroker.server import MockBroker
+
+PRODUCE_VERSION = 11  # what the records are appended as (magic 2 batches)
 
 
-async def start_registry(port: int | None, host: str = "127.0.0.1") -> RegistryServer | None:
+async def start_registry(broker: MockBroker, port: int | None, host: str = "127.0.0.1") -> RegistryServer | None:
     """The registry's server started on `port` (0: a free one), or None when no registry was asked for."""
     if port is None:
         return None
+    from mockbroker.inspection import records_of
     from mockbroker.registry.http import RegistryServer
-    return await RegistryServer().start(host, port)
+    from mockbroker.registry.model import SchemaRegistry
+    from mockbroker.registry.rebuild import replay
+
+    if broker.cluster.topic(store.TOPIC) is None:
+        broker.cluster.create_topic(store.TOPIC, 1, -1, dict(store.TOPIC_CONFIG))
+    registry = SchemaRegistry()
+    replay(registry, ((r.key, r.value) for r in records_of(broker.cluster, store.TOPIC, 0)))
+    return await RegistryServer(registry, lambda records: _append(broker, records)).start(host, port)
+
+
+def _append(broker: MockBroker, records: list[store.Record]) -> None:
+    """Append the registry's changes to `_schemas`, as one batch, as a producer with acks=all would."""
+    from mockbroker.protocol.records.builder import build_batch
+
+    topic = broker.cluster.topic(store.TOPIC)
+    if topic is None:
+        raise RuntimeError(f"the {store.TOPIC} topic is gone")
+    now = broker.clock.now_ms()
+    batch = build_batch([(*store.encode(record), [], now) for record in records])
+    broker.appender.append_records(topic.partitions[0], memoryview(batch), PRODUCE_VERSION, now, None)
 
 
 async def stop_registry(server: RegistryServer | None) -> None:

@@ -22,9 +22,9 @@ REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]})
 
 
-def register(url: str, subject: str) -> dict[str, int]:
+def register(url: str, subject: str, schema: str = SCHEMA) -> dict[str, int]:
     request = urllib.request.Request(f"{url}/subjects/{subject}/versions", method="POST",
-                                     data=json.dumps({"schema": SCHEMA}).encode(),
+                                     data=json.dumps({"schema": schema}).encode(),
                                      headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())  # type: ignore[no-any-return]
