@@ -221,8 +221,8 @@ class MockBroker:
         self.node_control.start_unclean_election_checks()
         for listener in self.cluster.listeners:
             await self._servers.bind(loop, listener)
-        self.schema_registry = await start_registry(self, self._settings.schema_registry_port,
-                                                    self.cluster.listeners[0].host)  # registry/runner.py
+        self.schema_registry = await start_registry(self.cluster, self.node.appender, self.clock,  # registry/runner.py
+                                                    self._settings.schema_registry_port, self.cluster.listeners[0].host)
         log.info("mockbroker listening on %s", self.bootstrap_servers)
         return self
 

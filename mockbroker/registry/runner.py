@@ -14,14 +14,18 @@ from typing import TYPE_CHECKING
 from mockbroker.registry import store
 
 if TYPE_CHECKING:
+    from mockbroker.clock import Clock
     from mockbroker.registry.http import RegistryServer
-    from mockbroker.server import MockBroker
+    from mockbroker.state.cluster.appender import Appender
+    from mockbroker.state.cluster.cluster import Cluster
 
 PRODUCE_VERSION = 11  # what the records are appended as (magic 2 batches)
 
 
-async def start_registry(broker: MockBroker, port: int | None, host: str = "127.0.0.1") -> RegistryServer | None:
-    """The registry's server started on `port` (0: a free one), or None when no registry was asked for."""
+async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, port: int | None,
+                         host: str = "127.0.0.1") -> RegistryServer | None:
+    """The registry's server started on `port` (0: a free one), or None when no registry was asked for; its
+    records go to the cluster's `_schemas` topic through the first node's appender."""
     if port is None:
         return None
     from mockbroker.inspection import records_of
@@ -29,23 +33,23 @@ async def start_registry(broker: MockBroker, port: int | None, host: str = "127.
     from mockbroker.registry.model import SchemaRegistry
     from mockbroker.registry.rebuild import replay
 
-    if broker.cluster.topic(store.TOPIC) is None:
-        broker.cluster.create_topic(store.TOPIC, 1, -1, dict(store.TOPIC_CONFIG))
+    if cluster.topic(store.TOPIC) is None:
+        cluster.create_topic(store.TOPIC, 1, -1, dict(store.TOPIC_CONFIG))
     registry = SchemaRegistry()
-    replay(registry, ((r.key, r.value) for r in records_of(broker.cluster, store.TOPIC, 0)))
-    return await RegistryServer(registry, lambda records: _append(broker, records)).start(host, port)
+    replay(registry, ((r.key, r.value) for r in records_of(cluster, store.TOPIC, 0)))
+    return await RegistryServer(registry, lambda records: _append(cluster, appender, clock, records)).start(host, port)
 
 
-def _append(broker: MockBroker, records: list[store.Record]) -> None:
+def _append(cluster: Cluster, appender: Appender, clock: Clock, records: list[store.Record]) -> None:
     """Append the registry's changes to `_schemas`, as one batch, as a producer with acks=all would."""
     from mockbroker.protocol.records.builder import build_batch
 
-    topic = broker.cluster.topic(store.TOPIC)
+    topic = cluster.topic(store.TOPIC)
     if topic is None:
         raise RuntimeError(f"the {store.TOPIC} topic is gone")
-    now = broker.clock.now_ms()
+    now = clock.now_ms()
     batch = build_batch([(*store.encode(record), [], now) for record in records])
-    broker.appender.append_records(topic.partitions[0], memoryview(batch), PRODUCE_VERSION, now, None)
+    appender.append_records(topic.partitions[0], memoryview(batch), PRODUCE_VERSION, now, None)
 
 
 async def stop_registry(server: RegistryServer | None) -> None:
