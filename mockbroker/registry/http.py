@@ -23,7 +23,7 @@ from mockbroker.registry.model import SCHEMA_TYPES, RegistryError, SchemaRegistr
 from mockbroker.registry.store import Record
 
 require("aiohttp", "the Schema Registry")
-from aiohttp import web  # noqa: E402
+from aiohttp import http_exceptions, web, web_protocol  # noqa: E402
 
 log = logging.getLogger("mockbroker.registry")
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
@@ -219,6 +219,32 @@ def _schema_id(text: str) -> int:
     return int(text)
 
 
+class _RequestHandler(web_protocol.RequestHandler):
+    """aiohttp's connection handler, answering what its parser refuses (a request line or header too long,
+    a malformed request) with Confluent's error body instead of aiohttp's text."""
+
+    def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        text = str(getattr(exc, "message", None) or message or "malformed request")
+        if isinstance(exc, http_exceptions.LineTooLong):
+            status, text = 431, f"Request line or header too long: {text[:200]}"
+        elif status < 500:
+            status = 400
+        else:
+            log.error("schema registry: request failed", exc_info=exc)
+            text = "Error in the backend data store"
+        if request.writer.output_size > 0:
+            raise ConnectionError("response already started; cannot send the error")
+        response = _reply(status, {"error_code": 50001 if status >= 500 else status, "message": text})
+        response.force_close()
+        return response
+
+
+class _Server(web.Server):
+    def __call__(self) -> _RequestHandler:
+        return _RequestHandler(self, loop=self._loop, **self._kwargs)
+
+
 class RegistryServer:
     """The registry's HTTP server on the current loop: start(host, port) and stop(); `url` once started."""
 
@@ -230,7 +256,7 @@ class RegistryServer:
         self.host, self.port = "", 0
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> RegistryServer:
-        server = web.Server(self.api.handle, access_log=None, handler_cancellation=True)
+        server = _Server(self.api.handle, access_log=None, handler_cancellation=True)
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         site = web.TCPSite(runner, host, port, reuse_address=True)

@@ -162,3 +162,38 @@ async def test_malformed_bodies_are_400_not_500(api: Client, raw: bytes) -> None
 async def test_an_oversize_body_is_413(api: Client) -> None:
     status, body = await api("POST", "/subjects/s/versions", raw=b" " * (MAX_BODY + 1))
     assert error(status, body) == (413, 413)
+
+
+def nested_arrays(depth: int) -> str:
+    return '{"type": "array", "items": ' * depth + '"int"' + "}" * depth
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("POST", "/subjects/s/versions", {"schema": nested_arrays(500)}),  # deeper than a schema may nest
+    ("POST", "/subjects/s/versions", {"schema": "\x00\xff" * 100}),
+    ("POST", "/subjects/s/versions", {"schema": '{"type": "record", "name": "R", "fields": [{"name": 1}]}'}),
+    ("POST", "/subjects/s/versions", {"schema": '{"type": "record", "name": "R", "fields": {"a": 1}}'}),
+    ("POST", "/subjects/s/versions", {"schema": '{"type": "enum", "name": "E", "symbols": [[], {}]}'}),
+    ("POST", "/subjects/s/versions", {"schema": '{"type": {"type": {"type": 5}}}'}),
+    ("POST", "/subjects/s/versions", {"schema": '{"type": "fixed", "name": "F", "size": -1}'}),
+    ("POST", "/subjects/s/versions", {"schema": '{"type": "map"}'}),
+    ("POST", "/subjects/s/versions", {"schema": V1, "schemaType": ["AVRO"]}),
+    ("POST", "/subjects/s/versions", {"schema": V1, "references": "x"}),
+    ("POST", "/subjects/s", {"schema": {"type": "int"}}),
+    ("POST", "/compatibility/subjects/s/versions/latest", {"schema": "{"}),
+    ("POST", "/compatibility/subjects/s/versions/99999999999999999999", {"schema": V1}),
+    ("PUT", "/config/s", {"compatibility": ["BACKWARD"]}),
+    ("PUT", "/mode", {"mode": {}}),
+    ("PUT", "/config/" + "%00", {"compatibility": "NONE"}),
+    ("GET", "/subjects/" + "x" * 10000 + "/versions", None),
+    ("GET", "/schemas/ids/-1", None),
+    ("GET", "/schemas/ids/1/nope", None),
+    ("DELETE", "/subjects/s/versions/latest?permanent=true", None),
+    ("GET", "/subjects/%ZZ/versions", None),
+    ("GET", "/config/a/b", None),
+])
+async def test_a_sweep_of_bad_input_gets_a_4xx_error_body(api: Client, method: str, path: str, body: Any) -> None:
+    await api("POST", "/subjects/s/versions", {"schema": V1})
+    status, answer = await api(method, path, body)
+    assert 400 <= status < 500, (status, answer)
+    error(status, answer)
