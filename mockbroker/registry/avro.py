@@ -37,6 +37,20 @@ PROMOTIONS: dict[str, frozenset[str]] = {
 }
 
 
+# Confluent's descriptions of each incompatibility; {reader} and {writer} become "new" or "old"
+TEMPLATES = {
+    "READER_FIELD_MISSING_DEFAULT_VALUE": "The field '{name}' at path '{path}' in the {reader} schema has no default "
+                                          "value and is missing in the {writer} schema",
+    "TYPE_MISMATCH": "The type (path '{path}') of a field in the {reader} schema does not match with the {writer} schema",
+    "NAME_MISMATCH": "The name of the schema has changed (path '{path}')",
+    "MISSING_ENUM_SYMBOLS": "The {reader} schema is missing enum symbols '{name}' at path '{path}' in the {writer} schema",
+    "MISSING_UNION_BRANCH": "The {reader} schema is missing a type inside a union field at path '{path}' in the "
+                            "{writer} schema",
+    "FIXED_SIZE_MISMATCH": "The size of FIXED type field at path '{path}' in the {reader} schema does not match with "
+                           "the {writer} schema",
+}
+
+
 class InvalidSchema(ValueError):
     """A schema text that is not JSON or not a valid Avro schema; the message says why."""
 
@@ -101,11 +115,15 @@ def _check_shape(schema: Any) -> None:
 
 @dataclass(frozen=True)
 class Incompatibility:
-    """One way the reader cannot read the writer's data (Avro Java's SchemaIncompatibilityType names)."""
+    """One way the reader cannot read the writer's data (Avro Java's SchemaIncompatibilityType names);
+    `describe` gives Confluent's description, which names the reader and the writer as "new" or "old"."""
     error_type: str
-    description: str
+    template: str  # Confluent's description with {reader} and {writer} for the schemas' roles
     path: str
     additional_info: str = ""
+
+    def describe(self, reader: str, writer: str) -> str:
+        return self.template.replace("{reader}", reader).replace("{writer}", writer)
 
 
 def _type_name(schema: Any) -> str:
@@ -131,8 +149,10 @@ class _Checker:
             return schema["type"]  # logical types read as their underlying type, as Avro Java checks them
         return schema
 
-    def fail(self, error_type: str, description: str, path: str, info: str = "") -> None:
-        self.found.append(Incompatibility(error_type, description, path or "/", info))
+    def fail(self, error_type: str, path: str, info: str, name: str = "") -> None:
+        path = path or "/"
+        self.found.append(Incompatibility(error_type, TEMPLATES[error_type].replace("{path}", path).replace(
+            "{name}", name), path, info))
 
     def check(self, reader: Any, writer: Any, path: str) -> None:
         reader, writer = self.resolve(reader, self.reader_named), self.resolve(writer, self.writer_named)
@@ -141,39 +161,37 @@ class _Checker:
             for i, branch in enumerate(writer):
                 if rtype == "union":
                     if not self.some_branch_reads(reader, branch):
-                        self.fail("MISSING_UNION_BRANCH", f"reader union lacking writer type: "
-                                  f"{_type_name(self.resolve(branch, self.writer_named)).upper()}",
-                                  f"{path}/{i}", _type_name(branch))
+                        self.fail("MISSING_UNION_BRANCH", f"{path}/{i}", "reader union lacking writer type: "
+                                  f"{_type_name(self.resolve(branch, self.writer_named)).upper()}")
                 else:
                     self.check(reader, branch, path)
             return
         if rtype == "union":
             if not self.some_branch_reads(reader, writer):
-                self.fail("MISSING_UNION_BRANCH", f"reader union lacking writer type: {wtype.upper()}", path, wtype)
+                self.fail("MISSING_UNION_BRANCH", path, f"reader union lacking writer type: {wtype.upper()}")
             return
         if rtype != wtype:
             if rtype in PROMOTIONS.get(wtype, ()):
                 return
-            self.fail("TYPE_MISMATCH", f"reader type: {rtype.upper()} not compatible with writer type: "
-                      f"{wtype.upper()}", path, rtype)
+            self.fail("TYPE_MISMATCH", path, f"reader type: {rtype.upper()} not compatible with writer type: "
+                      f"{wtype.upper()}")
             return
         if rtype in PRIMITIVES:
             return
         if rtype in ("record", "enum", "fixed") and reader["name"].rsplit(".", 1)[-1] != writer["name"].rsplit(
                 ".", 1)[-1] and writer["name"] not in reader.get("aliases", ()):
-            self.fail("NAME_MISMATCH", f"expected: {writer['name']}", f"{path}/name", reader["name"])
+            self.fail("NAME_MISMATCH", f"{path}/name", f"expected: {writer['name']}")
             return
         if rtype == "record":
             self.check_record(reader, writer, path)
         elif rtype == "enum":
             missing = [s for s in writer["symbols"] if s not in reader["symbols"]]
             if missing and "default" not in reader:
-                self.fail("MISSING_ENUM_SYMBOLS", f"The new schema is missing enum symbols '{missing}' at path "
-                          f"'{path}/symbols' in the old schema", f"{path}/symbols", ", ".join(missing))
+                symbols = f"[{', '.join(missing)}]"
+                self.fail("MISSING_ENUM_SYMBOLS", f"{path}/symbols", symbols, symbols)
         elif rtype == "fixed":
             if reader["size"] != writer["size"]:
-                self.fail("FIXED_SIZE_MISMATCH", f"expected: {writer['size']}, found: {reader['size']}",
-                          f"{path}/size", str(reader["size"]))
+                self.fail("FIXED_SIZE_MISMATCH", f"{path}/size", f"expected: {writer['size']}, found: {reader['size']}")
         elif rtype == "array":
             self.check(reader["items"], writer["items"], f"{path}/items")
         elif rtype == "map":
@@ -193,9 +211,7 @@ class _Checker:
             if wfield is not None:
                 self.check(rfield["type"], wfield["type"], f"{path}/fields/{i}/type")
             elif "default" not in rfield:
-                self.fail("READER_FIELD_MISSING_DEFAULT_VALUE",
-                          f"The field '{rfield['name']}' at path '{path}/fields/{i}' in the new schema has no "
-                          f"default value and is missing in the old schema", f"{path}/fields/{i}", rfield["name"])
+                self.fail("READER_FIELD_MISSING_DEFAULT_VALUE", f"{path}/fields/{i}", rfield["name"], rfield["name"])
 
     def some_branch_reads(self, reader_union: list[Any], writer: Any) -> bool:
         for branch in reader_union:

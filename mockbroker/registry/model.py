@@ -164,16 +164,17 @@ class SchemaRegistry:
         for old in reversed(olds):
             old_schema = self.schemas[old.schema_id]
             found = []
-            if base in ("BACKWARD", "FULL"):
-                found += incompatibilities(new, old_schema)
-            if base in ("FORWARD", "FULL"):
-                found += incompatibilities(old_schema, new)
-            for problem in found:
-                messages.append(f"{{errorType:'{problem.error_type}', description:'{problem.description}', "
+            if base in ("BACKWARD", "FULL"):  # the new schema reads the old one's data
+                found += [(p, "new", "old") for p in incompatibilities(new, old_schema)]
+            if base in ("FORWARD", "FULL"):  # the old schema reads the new one's
+                found += [(p, "old", "new") for p in incompatibilities(old_schema, new)]
+            for problem, reader, writer in found:
+                messages.append(f"{{errorType:'{problem.error_type}', description:'{problem.describe(reader, writer)}', "
                                 f"additionalInfo:'{problem.additional_info}'}}")
             if found:
-                messages += [f"{{oldSchemaVersion: {old.version}}}", f"{{oldSchema: '{old_schema.text}'}}",
-                             f"{{compatibility: '{level}'}}"]
+                messages += [f"{{oldSchemaVersion: {old.version}}}", f"{{oldSchema: '{old_schema.text}'}}"]
+        if messages:
+            messages.append(f"{{validateFields: 'false', compatibility: '{level}'}}")
         return messages
 
     def test_compatibility(self, subject: str, text: str, version: str | int | None,

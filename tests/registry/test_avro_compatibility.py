@@ -106,7 +106,7 @@ def test_transitive_levels_check_every_earlier_version() -> None:
     full.register("s", v1)
     full.register("s", v2)
     problems = full.test_compatibility("s", v3, None)
-    assert "{oldSchemaVersion: 1}" in problems and "{compatibility: 'FULL_TRANSITIVE'}" in problems
+    assert "{oldSchemaVersion: 1}" in problems and problems[-1] == "{validateFields: 'false', compatibility: 'FULL_TRANSITIVE'}"
     forward = SchemaRegistry(compatibility="FORWARD_TRANSITIVE")
     forward.register("s", record(A, B_DEFAULT))
     forward.register("s", record(A, {"name": "b", "type": "string", "default": "x"}))
@@ -130,3 +130,28 @@ def test_identity_ignores_whitespace_and_key_order_but_not_defaults() -> None:
     other = parse('{"type":"record","name":"R","fields":[{"name":"x","type":"int","default":2}]}')
     assert one.canonical == same.canonical != other.canonical
     assert one.parsing_canonical_form() == other.parsing_canonical_form()  # the fingerprint form drops defaults
+
+
+def test_a_refusal_reads_as_confluents_in_both_directions() -> None:
+    """The shape of Confluent's 409 details (as its registry answers; its documentation and users' reports
+    quote it): each incompatibility, the old version and schema, then the level."""
+    old = '{"type":"record","name":"compact_test","namespace":"io.confluent.examples","fields":[{"name":"seq","type":"int"}]}'
+    new = json.dumps({"type": "record", "name": "compact_test", "namespace": "io.confluent.examples",
+                      "fields": [{"name": "seq", "type": "int"}, {"name": "custid", "type": "int"}]})
+    backward = SchemaRegistry()
+    backward.register("avro-value", old)
+    assert backward.test_compatibility("avro-value", new, None) == [
+        "{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'custid' at path '/fields/1' in the "
+        "new schema has no default value and is missing in the old schema', additionalInfo:'custid'}",
+        "{oldSchemaVersion: 1}", f"{{oldSchema: '{old}'}}", "{validateFields: 'false', compatibility: 'BACKWARD'}"]
+    forward = SchemaRegistry(compatibility="FORWARD")
+    forward.register("v", new)
+    details = forward.test_compatibility("v", old, None)
+    assert details[0] == ("{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'custid' at path "
+                          "'/fields/1' in the old schema has no default value and is missing in the new schema', "
+                          "additionalInfo:'custid'}")
+    typed = SchemaRegistry()
+    typed.register("k", '"int"')
+    assert typed.test_compatibility("k", '"boolean"', None)[0] == (
+        "{errorType:'TYPE_MISMATCH', description:'The type (path '/') of a field in the new schema does not match "
+        "with the old schema', additionalInfo:'reader type: BOOLEAN not compatible with writer type: INT'}")
