@@ -50,7 +50,7 @@ from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
 from mockbroker.node_control import NodeControl, NodeInfo
 from mockbroker.protocol.errors import ErrorCode
-from mockbroker.registry.runner import start_registry, stop_registry
+from mockbroker.registry.runner import registry_of, start_registry, stop_registry
 from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
 from mockbroker.security.acls import AclBinding
@@ -72,6 +72,7 @@ from mockbroker.state.txn.metadata import TransactionInfo
 from mockbroker.storage import data_dir_from_config
 
 if TYPE_CHECKING:
+    from mockbroker.registry.decode import DecodedRecord
     from mockbroker.registry.http import RegistryServer
     from mockbroker.security.tls import BrokerTls
 
@@ -421,6 +422,16 @@ class MockBroker:
     def records(self, topic: str, partition: int | None = None) -> list[RecordInfo]:
         """Decoded records of a topic (one partition, or all in partition order), control records left out."""
         return self._call(records_of, self.cluster, topic, partition)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The Schema Registry's versions: subject, version, id, schema, deleted (mockbroker/registry)."""
+        return self._call(lambda: registry_of(self.schema_registry).listing())
+
+    def decoded_records(self, topic: str, partition: int | None = None) -> list[DecodedRecord]:
+        """records(), each key and value decoded through the Schema Registry (registry/decode.py)."""
+        from mockbroker.registry.decode import decoded_records
+        return self._call(lambda: decoded_records(registry_of(self.schema_registry),
+                                                  records_of(self.cluster, topic, partition)))
 
     def batches(self, topic: str, partition: int = 0) -> list[BatchInfo]:
         """What each stored batch of a partition holds, with its raw bytes."""

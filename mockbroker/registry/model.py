@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from mockbroker.registry import store
 from mockbroker.registry.avro import AvroSchema, InvalidSchema, incompatibilities, parse
@@ -106,6 +107,11 @@ class SchemaRegistry:
             if v.schema_id == schema_id:
                 return v
         raise RegistryError(404, 40403, "Schema not found")
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every version of every subject, soft-deleted ones too: subject, version, id, schema, deleted."""
+        return [{"subject": s, "version": v.version, "id": v.schema_id, "schema": self.schemas[v.schema_id].text,
+                 "deleted": v.deleted} for s, vs in sorted(self.subjects.items()) for v in vs]
 
     def compatibility_of(self, subject: str | None) -> str:
         if subject is not None and subject in self.subject_compatibility:

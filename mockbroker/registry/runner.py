@@ -16,6 +16,7 @@ from mockbroker.registry import store
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.registry.http import RegistryServer
+    from mockbroker.registry.model import SchemaRegistry
     from mockbroker.state.cluster.appender import Appender
     from mockbroker.state.cluster.cluster import Cluster
 
@@ -50,6 +51,13 @@ def _append(cluster: Cluster, appender: Appender, clock: Clock, records: list[st
     now = clock.now_ms()
     batch = build_batch([(*store.encode(record), [], now) for record in records])
     appender.append_records(topic.partitions[0], memoryview(batch), PRODUCE_VERSION, now, None)
+
+
+def registry_of(server: RegistryServer | None) -> SchemaRegistry:
+    """The running registry's state; RuntimeError when the broker has none."""
+    if server is None:
+        raise RuntimeError("no Schema Registry: MockBroker(schema_registry=True), started")
+    return server.registry
 
 
 async def stop_registry(server: RegistryServer | None) -> None:
