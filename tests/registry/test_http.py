@@ -197,3 +197,21 @@ async def test_a_sweep_of_bad_input_gets_a_4xx_error_body(api: Client, method: s
     status, answer = await api(method, path, body)
     assert 400 <= status < 500, (status, answer)
     error(status, answer)
+
+
+async def test_the_remaining_routes(api: Client) -> None:
+    assert await api("GET", "/") == (200, {})
+    await api("POST", "/subjects/s/versions", {"schema": V1})
+    status, body = await api("GET", "/schemas/ids/1/schema")
+    assert status == 200 and json.loads(body) == json.loads(V1)
+    assert await api("PUT", "/config", {"compatibility": "NONE"}) == (200, {"compatibility": "NONE"})
+    assert await api("DELETE", "/config") == (200, {"compatibilityLevel": "NONE"})
+    assert await api("GET", "/config") == (200, {"compatibilityLevel": "BACKWARD"})
+    assert await api("PUT", "/mode/s", {"mode": "READONLY"}) == (200, {"mode": "READONLY"})
+    assert error(*await api("DELETE", "/subjects/s/versions/1")) == (422, 42205)
+    assert await api("DELETE", "/mode/s") == (200, {"mode": "READONLY"})
+    assert await api("GET", "/mode/s?defaultToGlobal=true") == (200, {"mode": "READWRITE"})
+    assert await api("PUT", "/mode", {"mode": "READONLY"}) == (200, {"mode": "READONLY"})
+    assert await api("DELETE", "/mode") == (200, {"mode": "READONLY"})
+    assert await api("GET", "/mode") == (200, {"mode": "READWRITE"})
+    assert await api("DELETE", "/subjects/s/versions/latest") == (200, 1)
