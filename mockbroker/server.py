@@ -223,7 +223,8 @@ class MockBroker:
         for listener in self.cluster.listeners:
             await self._servers.bind(loop, listener)
         self.schema_registry = await start_registry(self.cluster, self.node.appender, self.clock,  # registry/runner.py
-                                                    self._settings.schema_registry_port, self.cluster.listeners[0].host)
+                                                    self._settings.schema_registry_port, self.cluster.listeners[0].host,
+                                                    self.security.tls)
         log.info("mockbroker listening on %s", self.bootstrap_servers)
         return self
 

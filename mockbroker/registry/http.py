@@ -253,13 +253,13 @@ class RegistryServer:
         self.registry = registry if registry is not None else SchemaRegistry()
         self.api = RegistryApi(self.registry, write)
         self._runner: web.ServerRunner | None = None
-        self.host, self.port = "", 0
+        self.host, self.port, self.scheme = "", 0, "http"
 
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> RegistryServer:
+    async def start(self, host: str = "127.0.0.1", port: int = 0, ssl_context: Any = None) -> RegistryServer:
         server = _Server(self.api.handle, access_log=None, handler_cancellation=True)
         runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True)
+        site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
         try:
             await site.start()
         except BaseException:
@@ -267,13 +267,14 @@ class RegistryServer:
             raise
         self._runner = runner
         self.host, self.port = host, runner.addresses[0][1]
+        self.scheme = "https" if ssl_context is not None else "http"
         log.info("schema registry on %s", self.url)
         return self
 
     @property
     def url(self) -> str:
         host = self.host if self.host not in ("", "0.0.0.0", "::") else "localhost"
-        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+        return f"{self.scheme}://{f'[{host}]' if ':' in host else host}:{self.port}"
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -9,6 +9,7 @@ each request the changes it made are appended to it as Confluent's records (regi
 
 from __future__ import annotations
 
+import ssl
 from typing import TYPE_CHECKING
 
 from mockbroker.registry import store
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.registry.http import RegistryServer
     from mockbroker.registry.model import SchemaRegistry
+    from mockbroker.security.tls import BrokerTls
     from mockbroker.state.cluster.appender import Appender
     from mockbroker.state.cluster.cluster import Cluster
 
@@ -24,9 +26,10 @@ PRODUCE_VERSION = 11  # what the records are appended as (magic 2 batches)
 
 
 async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, port: int | None,
-                         host: str = "127.0.0.1") -> RegistryServer | None:
+                         host: str = "127.0.0.1", tls: BrokerTls | None = None) -> RegistryServer | None:
     """The registry's server started on `port` (0: a free one), or None when no registry was asked for; its
-    records go to the cluster's `_schemas` topic through the first node's appender."""
+    records go to the cluster's `_schemas` topic through the first node's appender. HTTPS with the broker's
+    certificate when it has TLS material (a TLS listener), as the control endpoint does."""
     if port is None:
         return None
     from mockbroker.inspection import records_of
@@ -38,7 +41,18 @@ async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, por
         cluster.create_topic(store.TOPIC, 1, -1, dict(store.TOPIC_CONFIG))
     registry = SchemaRegistry()
     replay(registry, ((r.key, r.value) for r in records_of(cluster, store.TOPIC, 0)))
-    return await RegistryServer(registry, lambda records: _append(cluster, appender, clock, records)).start(host, port)
+    server = RegistryServer(registry, lambda records: _append(cluster, appender, clock, records))
+    return await server.start(host, port, _ssl_context(tls))
+
+
+def _ssl_context(tls: BrokerTls | None) -> ssl.SSLContext | None:
+    """The broker's certificate and key, no client certificate asked (as the control endpoint's HTTPS)."""
+    if tls is None:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(tls.certfile, tls.keyfile, tls.key_password)
+    return context
 
 
 def _append(cluster: Cluster, appender: Appender, clock: Clock, records: list[store.Record]) -> None:

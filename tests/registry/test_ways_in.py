@@ -77,3 +77,13 @@ def test_the_command_serves_a_registry() -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
+
+
+def test_https_when_the_broker_has_tls() -> None:
+    import ssl
+
+    with MockBroker(security="SSL", schema_registry=True).run_in_thread() as broker:
+        assert broker.schema_registry_url.startswith("https://127.0.0.1:")
+        context = ssl.create_default_context(cafile=broker.tls.ca_file)
+        with urllib.request.urlopen(f"{broker.schema_registry_url}/subjects", timeout=10, context=context) as answer:
+            assert json.loads(answer.read()) == []
