@@ -91,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a broker setting in Kafka's name, e.g. log.retention.ms=60000 (repeatable)")
     p.add_argument("--http-port", type=IntRange("the HTTP port", 0, 65535),
                    help="serve the HTTP control endpoint on this port (0: a free one)")
+    p.add_argument("--schema-registry-port", type=IntRange("the Schema Registry port", 0, 65535),
+                   help="serve a Schema Registry (Confluent's REST API, Avro) on this port (0: a free one)")
     p.add_argument("--http-host", help="address of the control endpoint (default: the --host / MOCKBROKER_HOST)")
     p.add_argument("--http-auth", type=Choice("the HTTP auth", ("basic", "none")), metavar="{basic,none}",
                    help="basic (default): when the broker has SASL users, the control endpoint and console want HTTP "
@@ -136,6 +138,7 @@ def flags_from_args(args: argparse.Namespace) -> Flags:
         http_host=args.http_host, http_port=args.http_port, http_auth=args.http_auth, log_level=args.log_level, brokers=args.brokers,
         data_dir=args.data_dir, defaults=args.defaults, kafka_version=args.kafka_version, users=list(args.user),
         security_protocol_map=args.security_protocol_map, sasl_mechanisms=args.sasl_mechanisms,
+        schema_registry_port=args.schema_registry_port,
         tls=tls_flags(args), ssl_ca_out=args.ssl_ca_out,
     )
 
@@ -260,6 +263,8 @@ async def serve(settings: BrokerSettings) -> int:
         except (NotImplementedError, RuntimeError):
             pass
     print(listening_line(broker), flush=True)
+    if broker.schema_registry is not None:
+        print(f"mockbroker schema registry on {broker.schema_registry_url}", flush=True)
     if any(lst.security_protocol in ("SSL", "SASL_SSL") for lst in broker.listeners) and broker.tls.ca_file:
         print(f"mockbroker TLS CA certificate in {settings.ssl_ca_out or broker.tls.ca_file}", flush=True)
     if control is not None:

@@ -126,6 +126,7 @@ class Flags:
     http_host: str | None = None
     http_port: int | None = None
     http_auth: str | None = None  # basic (default) or none: mockbroker/http/auth.py
+    schema_registry_port: int | None = None  # --schema-registry-port: mockbroker/registry
     log_level: str | None = None
     brokers: int | None = None
     data_dir: str | None = None
@@ -152,6 +153,7 @@ class BrokerSettings:
     http_host: str = DEFAULT_HOST
     http_port: int | None = None
     http_auth: str = "basic"  # the HTTP endpoint's authentication: basic (over the SASL users, if any) or none
+    schema_registry_port: int | None = None  # a Schema Registry beside the broker (0: a free port)
     log_level: str = "WARNING"
     unknown: dict[str, str] = field(default_factory=dict)  # setting -> origin: not modelled here
     ignored: dict[str, str] = field(default_factory=dict)  # setting -> origin: known, no effect here
@@ -178,6 +180,7 @@ class BrokerSettings:
             "config": dict(self.config),
             "listeners": [spec.to_listener(self.node_id) for spec in self.listeners],
             "defaults": self.defaults,
+            "schema_registry": self.schema_registry_port,  # None: none; 0 a free port, so not among `optional`
         }
         optional = {
             "brokers": self.brokers if self.brokers > 1 else None,
@@ -270,6 +273,7 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
         ("mockbroker.http.host", flags.http_host or None, "--http-host"),
         ("mockbroker.http.port", flags.http_port, "--http-port"),
         ("mockbroker.http.auth", flags.http_auth, "--http-auth"),
+        ("mockbroker.schema.registry.port", flags.schema_registry_port, "--schema-registry-port"),
         ("mockbroker.log.level", flags.log_level or None, "--log-level"),
         ("mockbroker.brokers", flags.brokers, "--brokers"),
         ("log.dirs", flags.data_dir, "--data-dir"),
@@ -507,6 +511,7 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.http_port = props.value("mockbroker.http.port")
     out.http_host = props.value("mockbroker.http.host") or props.value("mockbroker.host") or DEFAULT_HOST
     out.http_auth = props.value("mockbroker.http.auth", "basic")
+    out.schema_registry_port = props.value("mockbroker.schema.registry.port")
     out.log_level = props.value("mockbroker.log.level", "WARNING")
     out.brokers = props.value("mockbroker.brokers", 1)
     out.defaults = props.value("mockbroker.defaults", "kafka")

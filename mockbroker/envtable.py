@@ -132,6 +132,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("MOCKBROKER_HTTP_PORT",           None,                                      "mockbroker.http.port",   integer("the HTTP port", 0, 65535), True),
     # basic (default): a broker with SASL users wants HTTP Basic credentials of one of them; none: open
     EnvVar("MOCKBROKER_HTTP_AUTH",           None,                                      "mockbroker.http.auth",   choice("the HTTP auth", ("basic", "none")), True),
+    # a Schema Registry beside the broker (mockbroker/registry); 0: a free port
+    EnvVar("MOCKBROKER_SCHEMA_REGISTRY_PORT", None,                                     "mockbroker.schema.registry.port", integer("the Schema Registry port", 0, 65535), True),
     EnvVar("MOCKBROKER_LOG_LEVEL",           None,                                      "mockbroker.log.level",   log_level, True),
     EnvVar("MOCKBROKER_BROKERS",             None,                                      "mockbroker.brokers",     integer("the broker count", 1, 64), True),
     # test: start from the test defaults (mockbroker/settings.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0), as the

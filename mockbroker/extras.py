@@ -1,12 +1,13 @@
 """The optional dependencies, by feature, and the one clear error a feature gives when its extra is missing.
 
 The core (`pip install mockbroker`) serves PLAINTEXT and SASL PLAIN/SCRAM listeners, every codec, the
-pytest fixture and the CLI. Three features need more, each named by an extra of pyproject.toml:
+pytest fixture and the CLI. Four features need more, each named by an extra of pyproject.toml:
 
     extra       packages               features
     http        aiohttp                the HTTP endpoint: JSON control API and web console (--http-port)
     security    cryptography, PyJWT    TLS listeners (SSL, SASL_SSL); OAUTHBEARER with signed tokens
-    all         both of the above
+    registry    fastavro               the Schema Registry beside the broker (--schema-registry-port)
+    all         all of the above
 
 Each feature calls `require(module, feature)` where it starts; a missing module becomes a
 MissingExtraError (an ImportError) whose message is one line naming the extra, which the CLI prints
@@ -21,6 +22,7 @@ from types import ModuleType
 # module -> (extra, distribution on PyPI); tests/test_packaging.py checks it against pyproject.toml
 EXTRAS: dict[str, tuple[str, str]] = {
     "aiohttp": ("http", "aiohttp"),
+    "fastavro": ("registry", "fastavro"),
     "cryptography": ("security", "cryptography"),
     "jwt": ("security", "PyJWT"),
 }

@@ -50,6 +50,7 @@ from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
 from mockbroker.node_control import NodeControl, NodeInfo
 from mockbroker.protocol.errors import ErrorCode
+from mockbroker.registry.runner import registry_of, start_registry, stop_registry
 from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
 from mockbroker.security.acls import AclBinding
@@ -71,6 +72,8 @@ from mockbroker.state.txn.metadata import TransactionInfo
 from mockbroker.storage import data_dir_from_config
 
 if TYPE_CHECKING:
+    from mockbroker.registry.decode import DecodedRecord
+    from mockbroker.registry.http import RegistryServer
     from mockbroker.security.tls import BrokerTls
 
 log = logging.getLogger("mockbroker")
@@ -119,6 +122,7 @@ class MockBroker:
         kafka_version: play that Kafka release ("2.8", "3.0" ... "3.9", "4.1", "4.3"): its API versions and behaviours
             (mockbroker/personas.py); None (the default): every version mockbroker serves.
         max_versions: {api_key: version}, the newest version served of each (ApiVersions and requests).
+        schema_registry: True (a free port) or a port: a Schema Registry beside it (broker.schema_registry_url).
         """
         self._build(make_settings(host, port, **options), clock)
 
@@ -190,6 +194,7 @@ class MockBroker:
                                     lambda: int(self.cluster.config.get("socket.listen.backlog.size")))
         self._connections: set[Connection] = set()
         self._stopping = False
+        self.schema_registry: RegistryServer | None = None  # a Schema Registry, started with the broker when asked
         dispatch.load_handlers()
 
     def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -221,12 +226,16 @@ class MockBroker:
         self.node_control.start_unclean_election_checks()
         for listener in self.cluster.listeners:
             await self._servers.bind(loop, listener)
+        self.schema_registry = await start_registry(self.cluster, self.node.appender, self.clock,  # registry/runner.py
+                                                    self._settings.schema_registry_port, self.cluster.listeners[0].host,
+                                                    self.security.tls)
         log.info("mockbroker listening on %s", self.bootstrap_servers)
         return self
 
     async def stop(self) -> None:
         self._stopping = True
         self.scheduler.detach()
+        await stop_registry(self.schema_registry)
         await self._servers.settle()
         servers = self._servers.all()
         for server in servers:
@@ -288,6 +297,13 @@ class MockBroker:
         first = self.cluster.listeners[0]
         same = [lst for lst in self.cluster.listeners if lst.name == first.name]
         return ",".join(f"{lst.public_host}:{lst.public_port}" for lst in same)
+
+    @property
+    def schema_registry_url(self) -> str:
+        """The Schema Registry's URL (MockBroker(schema_registry=True) or a port, once started)."""
+        if self.schema_registry is None:
+            raise RuntimeError("no Schema Registry: MockBroker(schema_registry=True), started")
+        return self.schema_registry.url
 
     @property
     def listeners(self) -> list[Listener]:
@@ -411,6 +427,16 @@ class MockBroker:
     def records(self, topic: str, partition: int | None = None) -> list[RecordInfo]:
         """Decoded records of a topic (one partition, or all in partition order), control records left out."""
         return self._call(records_of, self.cluster, topic, partition)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The Schema Registry's versions: subject, version, id, schema, deleted (mockbroker/registry)."""
+        return self._call(lambda: registry_of(self.schema_registry).listing())
+
+    def decoded_records(self, topic: str, partition: int | None = None) -> list[DecodedRecord]:
+        """records(), each key and value decoded through the Schema Registry (registry/decode.py)."""
+        from mockbroker.registry.decode import decoded_records
+        return self._call(lambda: decoded_records(registry_of(self.schema_registry),
+                                                  records_of(self.cluster, topic, partition)))
 
     def batches(self, topic: str, partition: int = 0) -> list[BatchInfo]:
         """What each stored batch of a partition holds, with its raw bytes."""

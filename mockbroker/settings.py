@@ -72,6 +72,7 @@ class Settings:
     topics: tuple[TopicSpec, ...] = ()
     ssl_ca_out: str | None = None  # where to write the CA certificate clients trust
     persona: Persona = FULL  # the Kafka release played and single API caps (personas.py)
+    schema_registry_port: int | None = None  # the Schema Registry's port (0: a free one); None: no registry
 
 
 def starting_settings(defaults: str, config: dict[str, Any] | None) -> dict[str, Any]:
@@ -112,6 +113,19 @@ class BrokerOptions(TypedDict, total=False):
     ssl_ca_out: str | None
     kafka_version: str | None  # None: every version mockbroker serves; "2.8" ... "4.3": that release's
     max_versions: dict[int, int] | None  # api_key -> the newest version served
+    schema_registry: bool | int | None  # None / False: no Schema Registry; True: on a free port; or a port
+
+
+def registry_port(option: bool | int | None) -> int | None:
+    """The Settings' port of MockBroker's `schema_registry` option: True a free one (0), a number that port,
+    None / False none."""
+    if option is None or option is False:
+        return None
+    if option is True:
+        return 0
+    if not isinstance(option, int) or not 0 <= option <= 65535:
+        raise ValueError(f"schema_registry must be True, False, None or a port (0-65535), got {option!r}")
+    return option
 
 
 def make_settings(host: str = "127.0.0.1", port: int = 0, **options: Unpack[BrokerOptions]) -> Settings:
@@ -157,6 +171,7 @@ def make_settings(host: str = "127.0.0.1", port: int = 0, **options: Unpack[Brok
         config=settings, listeners=tuple(copies), node_id=node_id, brokers=brokers,
         racks=tuple(racks) if racks is not None else None, cluster_id=options.get("cluster_id"), defaults=defaults,
         users=dict(users or {}), sasl_mechanisms=tuple(sasl_mechanisms) if sasl_mechanisms is not None else None,
+        schema_registry_port=registry_port(options.get("schema_registry")),
         tls=options.get("tls"), oauth=options.get("oauth"), acls=options.get("acls"),
         super_users=tuple(super_users) if super_users is not None else None,
         data_dir=os.fspath(data_dir) if data_dir is not None else None, topics=tuple(topics or ()),

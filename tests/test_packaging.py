@@ -42,7 +42,7 @@ def test_the_core_leaves_the_optional_packages_to_their_extras() -> None:
     assert {"crc32c", "scramp", "lz4", "python-snappy", "zstandard"} <= _names(PROJECT["dependencies"])
     for module, (extra, distribution) in EXTRAS.items():
         assert distribution.lower() in _names(extras[extra]), (module, extra)
-    assert extras["all"] == ["mockbroker[http,security]"]
+    assert extras["all"] == ["mockbroker[http,security,registry]"]
     assert "mockbroker[all]" in extras["test"]  # the suite has every optional package
 
 

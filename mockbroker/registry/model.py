@@ -1,0 +1,346 @@
+"""The Schema Registry's state, without I/O: subjects and their versions, schemas by global id, soft and
+permanent deletes, compatibility levels and modes, global and per subject, as Confluent's Schema Registry
+keeps them. Only Avro schemas (mockbroker/registry/avro.py); every refusal is a RegistryError carrying
+Confluent's HTTP status and error code, which the HTTP app (registry/http.py) sends as it is.
+
+- An identical schema (the same canonical text) has one id wherever it is registered; registering it again
+  under a subject that holds it (not deleted) gives its id back and no new version.
+- Versions count from 1 per subject and keep counting after deletes; a soft delete hides a version (or a
+  whole subject) from reads without `deleted`, a permanent one removes what was soft-deleted first.
+- Compatibility: the new schema against the latest live version (or all of them, _TRANSITIVE), BACKWARD:
+  the new schema reads the old ones' data; FORWARD: the old ones read the new one's; FULL: both ways.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from mockbroker.registry import store
+from mockbroker.registry.avro import AvroSchema, InvalidSchema, incompatibilities, parse
+
+LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE")
+MODES = ("READWRITE", "READONLY")
+MAX_VERSION = 2**31 - 1
+SCHEMA_TYPES = ("AVRO",)  # what is served; Confluent's also has JSON and PROTOBUF
+
+
+class RegistryError(Exception):
+    """A refusal with Confluent's HTTP status and error code (40401 subject not found, ...)."""
+
+    def __init__(self, status: int, code: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def subject_not_found(subject: str) -> RegistryError:
+    return RegistryError(404, 40401, f"Subject '{subject}' not found.")
+
+
+def invalid_schema(message: str) -> RegistryError:
+    return RegistryError(422, 42201, message)
+
+
+@dataclass
+class Version:
+    """One version of a subject: its number, the schema's id, and whether it was soft-deleted."""
+    version: int
+    schema_id: int
+    deleted: bool = False
+
+
+@dataclass
+class SchemaRegistry:
+    """Every subject, schema, config and mode of one registry (see the module's docstring)."""
+    compatibility: str = "BACKWARD"
+    mode: str = "READWRITE"
+    subjects: dict[str, list[Version]] = field(default_factory=dict)
+    schemas: dict[int, AvroSchema] = field(default_factory=dict)
+    ids: dict[str, int] = field(default_factory=dict)  # canonical text -> id
+    subject_compatibility: dict[str, str] = field(default_factory=dict)
+    subject_mode: dict[str, str] = field(default_factory=dict)
+    next_id: int = 1
+    version_high: dict[str, int] = field(default_factory=dict)  # the highest version a subject ever had
+    # each change as its `_schemas` record (registry/store.py), for the server to write and clear
+    journal: list[store.Record] = field(default_factory=list)
+
+    # -- reading -------------------------------------------------------------------------------
+    def subject_names(self, deleted: bool = False) -> list[str]:
+        return sorted(s for s, vs in self.subjects.items() if any(deleted or not v.deleted for v in vs))
+
+    def versions(self, subject: str, deleted: bool = False) -> list[Version]:
+        """The subject's versions (live ones, or all with `deleted`); 40401 when there are none."""
+        found = [v for v in self.subjects.get(subject, []) if deleted or not v.deleted]
+        if not found:
+            raise subject_not_found(subject)
+        return found
+
+    def version(self, subject: str, version: str | int, deleted: bool = False) -> Version:
+        """One version: a number, or "latest" / -1 (the latest live one); 40401, 40402 or 42202."""
+        number = parse_version(version)
+        versions = self.versions(subject, deleted=deleted)
+        if number == -1:
+            return versions[-1]
+        for v in versions:
+            if v.version == number:
+                return v
+        raise RegistryError(404, 40402, f"Version {number} not found.")
+
+    def schema(self, schema_id: int) -> AvroSchema:
+        if schema_id not in self.schemas:
+            raise RegistryError(404, 40403, f"Schema {schema_id} not found")
+        return self.schemas[schema_id]
+
+    def subjects_of(self, schema_id: int, deleted: bool = False) -> list[tuple[str, int]]:
+        """(subject, version) pairs that hold the schema; 40403 when it is unknown."""
+        self.schema(schema_id)
+        return [(s, v.version) for s, vs in sorted(self.subjects.items()) for v in vs
+                if v.schema_id == schema_id and (deleted or not v.deleted)]
+
+    def lookup(self, subject: str, text: str, schema_type: str = "AVRO", deleted: bool = False) -> Version:
+        """The subject's version holding this schema; 40401 (no such subject) or 40403 (not under it)."""
+        versions = self.versions(subject, deleted=deleted)
+        parsed = self.parse_schema(text, schema_type)
+        schema_id = self.ids.get(parsed.canonical)
+        for v in versions:
+            if v.schema_id == schema_id:
+                return v
+        raise RegistryError(404, 40403, "Schema not found")
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every version of every subject, soft-deleted ones too: subject, version, id, schema, deleted."""
+        return [{"subject": s, "version": v.version, "id": v.schema_id, "schema": self.schemas[v.schema_id].text,
+                 "deleted": v.deleted} for s, vs in sorted(self.subjects.items()) for v in vs]
+
+    def compatibility_of(self, subject: str | None) -> str:
+        if subject is not None and subject in self.subject_compatibility:
+            return self.subject_compatibility[subject]
+        return self.compatibility
+
+    def mode_of(self, subject: str | None) -> str:
+        if subject is not None and subject in self.subject_mode:
+            return self.subject_mode[subject]
+        return self.mode
+
+    # -- registering -----------------------------------------------------------------------------
+    def register(self, subject: str, text: str, schema_type: str = "AVRO") -> int:
+        """Register the schema under the subject (a new version unless it is there); its id. 42201 invalid,
+        409 incompatible, 42205 read-only."""
+        check_subject(subject)
+        parsed = self.parse_schema(text, schema_type)
+        schema_id = self.ids.get(parsed.canonical)
+        versions = self.subjects.get(subject, [])
+        for v in versions:
+            if v.schema_id == schema_id and not v.deleted:
+                return schema_id
+        self._writable(subject)
+        problems = self.check(subject, parsed, [v for v in versions if not v.deleted])
+        if problems:
+            raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
+                                          f"subject \"{subject}\", details: [{', '.join(problems)}]")
+        if schema_id is None:
+            schema_id = self.next_id
+            self.next_id += 1
+            self.ids[parsed.canonical] = schema_id
+            self.schemas[schema_id] = parsed
+        version = Version(self._next_version(subject), schema_id)
+        self.subjects[subject] = versions + [version]
+        self._journal_version(subject, version)
+        return schema_id
+
+    def _journal_version(self, subject: str, v: Version) -> None:
+        self.journal.append((store.schema_key(subject, v.version), {
+            "subject": subject, "version": v.version, "id": v.schema_id, "schema": self.schemas[v.schema_id].text,
+            "deleted": v.deleted}))
+
+    def _next_version(self, subject: str) -> int:
+        """Versions keep counting past deleted ones (Confluent's next version after the highest it had)."""
+        versions = self.subjects.get(subject, [])
+        return max(self.version_high.get(subject, 0), versions[-1].version if versions else 0) + 1
+
+    def check(self, subject: str, new: AvroSchema, against: list[Version], level: str | None = None) -> list[str]:
+        """Why `new` may not follow `against` (oldest first) under the subject's level; empty when it may."""
+        level = level or self.compatibility_of(subject)
+        if level == "NONE" or not against:
+            return []
+        olds = against if level.endswith("_TRANSITIVE") else against[-1:]
+        base = level.removesuffix("_TRANSITIVE")
+        messages: list[str] = []
+        for old in reversed(olds):
+            old_schema = self.schemas[old.schema_id]
+            found = []
+            if base in ("BACKWARD", "FULL"):  # the new schema reads the old one's data
+                found += [(p, "new", "old") for p in incompatibilities(new, old_schema)]
+            if base in ("FORWARD", "FULL"):  # the old schema reads the new one's
+                found += [(p, "old", "new") for p in incompatibilities(old_schema, new)]
+            for problem, reader, writer in found:
+                messages.append(f"{{errorType:'{problem.error_type}', description:'{problem.describe(reader, writer)}', "
+                                f"additionalInfo:'{problem.additional_info}'}}")
+            if found:
+                messages += [f"{{oldSchemaVersion: {old.version}}}", f"{{oldSchema: '{old_schema.text}'}}"]
+        if messages:
+            messages.append(f"{{validateFields: 'false', compatibility: '{level}'}}")
+        return messages
+
+    def test_compatibility(self, subject: str, text: str, version: str | int | None,
+                           schema_type: str = "AVRO") -> list[str]:
+        """Why the schema would be refused against one version (or, None, the versions its level names)."""
+        check_subject(subject)
+        parsed = self.parse_schema(text, schema_type)
+        if version is None:
+            live = [v for v in self.subjects.get(subject, []) if not v.deleted]
+            return self.check(subject, parsed, live)
+        one = self.version(subject, version)
+        level = self.compatibility_of(subject).removesuffix("_TRANSITIVE")
+        return self.check(subject, parsed, [one], level)
+
+    # -- deleting ------------------------------------------------------------------------------
+    def delete_subject(self, subject: str, permanent: bool = False) -> list[int]:
+        """Soft-delete every version (or, permanent, remove a soft-deleted subject); the version numbers."""
+        versions = self.subjects.get(subject, [])
+        if not versions:
+            raise subject_not_found(subject)
+        if permanent:
+            if any(not v.deleted for v in versions):
+                raise RegistryError(404, 40405, f"Subject '{subject}' was not deleted first before being "
+                                                f"permanently deleted")
+            self.version_high[subject] = max(self.version_high.get(subject, 0), versions[-1].version)
+            del self.subjects[subject]
+            self.journal.extend((store.schema_key(subject, v.version), None) for v in versions)
+            if self.subject_compatibility.pop(subject, None) is not None:
+                self.journal.append((store.config_key(subject), None))
+            if self.subject_mode.pop(subject, None) is not None:
+                self.journal.append((store.mode_key(subject), None))
+            self.forget_unused()
+            return [v.version for v in versions]
+        live = [v for v in versions if not v.deleted]
+        if not live:
+            raise RegistryError(404, 40404, f"Subject '{subject}' was soft deleted.Set permanent=true to delete "
+                                            f"permanently")
+        self._writable(subject)
+        for v in live:
+            v.deleted = True
+        self.journal.append((store.delete_subject_key(subject), {"subject": subject, "version": live[-1].version}))
+        return [v.version for v in live]
+
+    def delete_version(self, subject: str, version: str | int, permanent: bool = False) -> int:
+        number = parse_version(version)
+        versions = self.subjects.get(subject, [])
+        if not versions:
+            raise subject_not_found(subject)
+        if number == -1:
+            live = [v for v in versions if not v.deleted]
+            if not live:
+                raise subject_not_found(subject)
+            number = live[-1].version
+        target = next((v for v in versions if v.version == number), None)
+        if target is None:
+            raise RegistryError(404, 40402, f"Version {number} not found.")
+        if permanent:
+            if not target.deleted:
+                raise RegistryError(404, 40407, f"Subject '{subject}' Version {number} was not deleted first "
+                                                f"before being permanently deleted")
+            self.version_high[subject] = max(self.version_high.get(subject, 0), versions[-1].version)
+            versions.remove(target)
+            if not versions:
+                del self.subjects[subject]
+            self.journal.append((store.schema_key(subject, number), None))
+            self.forget_unused()
+            return number
+        if target.deleted:
+            raise RegistryError(404, 40406, f"Subject '{subject}' Version {number} was soft deleted.Set "
+                                            f"permanent=true to delete permanently")
+        self._writable(subject)
+        target.deleted = True
+        self._journal_version(subject, target)
+        return number
+
+    def forget_unused(self) -> None:
+        """A schema no version holds any more (all permanently deleted) leaves the id table; ids never return."""
+        used = {v.schema_id for vs in self.subjects.values() for v in vs}
+        for schema_id in [i for i in self.schemas if i not in used]:
+            del self.ids[self.schemas.pop(schema_id).canonical]
+
+    def _writable(self, subject: str) -> None:
+        if self.mode_of(subject) == "READONLY":
+            raise RegistryError(422, 42205, f"Subject {subject} is in read-only mode")
+
+    # -- configs and modes ---------------------------------------------------------------------
+    def set_compatibility(self, subject: str | None, level: object) -> str:
+        if not isinstance(level, str) or level.upper() not in LEVELS:
+            raise RegistryError(422, 42203, "Invalid compatibility level. Valid values are none, backward, "
+                                            "forward, full, backward_transitive, forward_transitive, and "
+                                            "full_transitive")
+        if subject is None:
+            self.compatibility = level.upper()
+        else:
+            check_subject(subject)
+            self.subject_compatibility[subject] = level.upper()
+        self.journal.append((store.config_key(subject), {"compatibilityLevel": level.upper()}))
+        return level.upper()
+
+    def delete_compatibility(self, subject: str | None) -> str:
+        """Drop the subject's level (or reset the global one to BACKWARD); the level it had."""
+        level = self.compatibility_of(subject)
+        if subject is None:
+            self.compatibility = "BACKWARD"
+            self.journal.append((store.config_key(None), {"compatibilityLevel": "BACKWARD"}))
+        elif self.subject_compatibility.pop(subject, None) is not None:
+            self.journal.append((store.config_key(subject), None))
+        return level
+
+    def delete_mode(self, subject: str | None) -> str:
+        """Drop the subject's mode (or reset the global one to READWRITE); the mode it had."""
+        mode = self.mode_of(subject)
+        if subject is None:
+            self.mode = "READWRITE"
+            self.journal.append((store.mode_key(None), {"mode": "READWRITE"}))
+        elif self.subject_mode.pop(subject, None) is not None:
+            self.journal.append((store.mode_key(subject), None))
+        return mode
+
+    def set_mode(self, subject: str | None, mode: object) -> str:
+        if not isinstance(mode, str) or mode.upper() not in MODES:
+            raise RegistryError(422, 42204, f"Invalid mode. Valid values are {', '.join(MODES)} (IMPORT is not "
+                                            f"served by mockbroker)")
+        if subject is None:
+            self.mode = mode.upper()
+        else:
+            check_subject(subject)
+            self.subject_mode[subject] = mode.upper()
+        self.journal.append((store.mode_key(subject), {"mode": mode.upper()}))
+        return mode.upper()
+
+    def parse_schema(self, text: object, schema_type: object) -> AvroSchema:
+        if schema_type not in SCHEMA_TYPES:
+            raise invalid_schema(f"Invalid schema type {schema_type!r}: mockbroker's registry serves "
+                                 f"{', '.join(SCHEMA_TYPES)}")
+        if not isinstance(text, str):
+            raise invalid_schema("Invalid schema: the schema must be a string")
+        try:
+            return parse(text)
+        except InvalidSchema as exc:
+            raise invalid_schema(str(exc)) from None
+
+
+def parse_version(version: str | int) -> int:
+    """A version as a number: 1..2^31-1, or "latest" / -1 (as -1); 42202 otherwise."""
+    if version == "latest":
+        return -1
+    try:
+        number = int(version)
+    except (TypeError, ValueError):
+        number = 0
+    if isinstance(version, str) and not version.lstrip("-").isdigit():
+        number = 0
+    if number != -1 and not 1 <= number <= MAX_VERSION:
+        raise RegistryError(422, 42202, f"The specified version '{version}' is not a valid version id. Allowed "
+                                        f"values are between [1, 2^31-1] and the string \"latest\"")
+    return number
+
+
+def check_subject(subject: str) -> None:
+    """Subject names: not empty, no control characters (Confluent refuses them as invalid subjects)."""
+    if not subject or any(ord(c) < 0x20 or ord(c) == 0x7F for c in subject):
+        raise RegistryError(422, 42208, f"Invalid subject {json.dumps(subject)}")

@@ -1,0 +1,79 @@
+"""Starting and stopping a broker's Schema Registry with the broker, on its loop: MockBroker.start calls
+`start_registry` (nothing unless its settings ask for a registry: `MockBroker(schema_registry=True)`, a
+port, `--schema-registry-port`), MockBroker.stop calls `stop_registry`. aiohttp and fastavro are imported
+only here, when a registry is asked for, so a broker without one never loads them.
+
+At start the `_schemas` topic (compacted, one partition) is created when missing and the registry is
+rebuilt from what it holds (registry/rebuild.py: on a data dir, what an earlier run registered); after
+each request the changes it made are appended to it as Confluent's records (registry/store.py)."""
+
+from __future__ import annotations
+
+import ssl
+from typing import TYPE_CHECKING
+
+from mockbroker.registry import store
+
+if TYPE_CHECKING:
+    from mockbroker.clock import Clock
+    from mockbroker.registry.http import RegistryServer
+    from mockbroker.registry.model import SchemaRegistry
+    from mockbroker.security.tls import BrokerTls
+    from mockbroker.state.cluster.appender import Appender
+    from mockbroker.state.cluster.cluster import Cluster
+
+PRODUCE_VERSION = 11  # what the records are appended as (magic 2 batches)
+
+
+async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, port: int | None,
+                         host: str = "127.0.0.1", tls: BrokerTls | None = None) -> RegistryServer | None:
+    """The registry's server started on `port` (0: a free one), or None when no registry was asked for; its
+    records go to the cluster's `_schemas` topic through the first node's appender. HTTPS with the broker's
+    certificate when it has TLS material (a TLS listener), as the control endpoint does."""
+    if port is None:
+        return None
+    from mockbroker.inspection import records_of
+    from mockbroker.registry.http import RegistryServer
+    from mockbroker.registry.model import SchemaRegistry
+    from mockbroker.registry.rebuild import replay
+
+    if cluster.topic(store.TOPIC) is None:
+        cluster.create_topic(store.TOPIC, 1, -1, dict(store.TOPIC_CONFIG))
+    registry = SchemaRegistry()
+    replay(registry, ((r.key, r.value) for r in records_of(cluster, store.TOPIC, 0)))
+    server = RegistryServer(registry, lambda records: _append(cluster, appender, clock, records))
+    return await server.start(host, port, _ssl_context(tls))
+
+
+def _ssl_context(tls: BrokerTls | None) -> ssl.SSLContext | None:
+    """The broker's certificate and key, no client certificate asked (as the control endpoint's HTTPS)."""
+    if tls is None:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(tls.certfile, tls.keyfile, tls.key_password)
+    return context
+
+
+def _append(cluster: Cluster, appender: Appender, clock: Clock, records: list[store.Record]) -> None:
+    """Append the registry's changes to `_schemas`, as one batch, as a producer with acks=all would."""
+    from mockbroker.protocol.records.builder import build_batch
+
+    topic = cluster.topic(store.TOPIC)
+    if topic is None:
+        raise RuntimeError(f"the {store.TOPIC} topic is gone")
+    now = clock.now_ms()
+    batch = build_batch([(*store.encode(record), [], now) for record in records])
+    appender.append_records(topic.partitions[0], memoryview(batch), PRODUCE_VERSION, now, None)
+
+
+def registry_of(server: RegistryServer | None) -> SchemaRegistry:
+    """The running registry's state; RuntimeError when the broker has none."""
+    if server is None:
+        raise RuntimeError("no Schema Registry: MockBroker(schema_registry=True), started")
+    return server.registry
+
+
+async def stop_registry(server: RegistryServer | None) -> None:
+    if server is not None:
+        await server.stop()
