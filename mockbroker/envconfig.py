@@ -173,15 +173,16 @@ class BrokerSettings:
 
     def broker_kwargs(self) -> dict[str, Any]:
         """The same as MockBroker's keyword arguments (MockBroker(**kwargs).settings == broker_settings()): brokers,
-        users, data_dir, racks, topics, tls and ssl_ca_out only when given."""
+        users, data_dir, racks, topics, tls, ssl_ca_out, kafka_version and schema_registry only when given."""
         kwargs: dict[str, Any] = {
             "node_id": self.node_id,
             "cluster_id": self.cluster_id,
             "config": dict(self.config),
             "listeners": [spec.to_listener(self.node_id) for spec in self.listeners],
             "defaults": self.defaults,
-            "schema_registry": self.schema_registry_port,  # None: none; 0 a free port, so not among `optional`
         }
+        if self.schema_registry_port is not None:  # 0 (a free port) counts, so not among `optional`
+            kwargs["schema_registry"] = self.schema_registry_port
         optional = {
             "brokers": self.brokers if self.brokers > 1 else None,
             "users": dict(self.users),
