@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.dispatch import error_response
+from mockbroker.dispatch import carries_error, error_response, lookup
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -203,3 +203,26 @@ class Faults:
 
     def clear(self) -> None:
         self.rules.clear()
+
+
+def make_rule(api_key: int, *, error: int | ErrorCode | None = None, drop: str | None = None,
+              delay: float | None = None, count: int = 1, topic: str | None = None, partition: int | None = None,
+              node: int | None = None) -> FaultRule:
+    """The rule MockBroker.inject adds. Exactly one of: error=<code> (answered with that error, not
+    applied), drop="before" (connection closed, not applied), drop="after" (applied, then the connection is
+    closed unanswered), delay=<seconds> (applied, answer held back)."""
+    chosen = [x is not None for x in (error, drop, delay)]
+    if sum(chosen) != 1:
+        raise ValueError("give exactly one of error=, drop=, delay=")
+    if error is not None:
+        spec = lookup(api_key)
+        if spec is not None and not all(carries_error(api_key, v)
+                                        for v in range(spec.min_version, spec.max_version + 1)):
+            raise ValueError(f"{spec.name} responses have no field to carry an injected error code "
+                             "(use drop= or delay=)")
+        return FaultRule(api_key, "error", count, error_code=int(error), topic=topic, partition=partition, node=node)
+    if drop is not None:
+        if drop not in ("before", "after"):
+            raise ValueError('drop must be "before" or "after"')
+        return FaultRule(api_key, f"drop_{drop}", count, topic=topic, partition=partition, node=node)
+    return FaultRule(api_key, "delay", count, delay_s=float(delay or 0), topic=topic, partition=partition, node=node)

@@ -10,6 +10,8 @@
   A pass goes in steps (issue #20's bound): each step cleans logs spanning at most
   mockbroker.max.records.per.batch offsets (one log always), the next step at the loop's next pass, so
   connections are served between logs; each step looks at the logs afresh (a deleted topic is skipped).
+- Producer expiry: every producer.id.expiration.check.interval.ms (at most), producer state idle for
+  producer.id.expiration.ms is dropped (Kafka's ProducerStateManager.removeExpiredProducers).
 - Tests: MockBroker.compact(topic[, partition]) rolls the active segment and cleans now (no threshold);
   MockBroker.enforce_retention(topic=None) runs deleteOldSegments now; broker.clock.advance(seconds) runs
   whatever became due.
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mockbroker.maintenance")
 
 INITIAL_TASK_DELAY_MS = 30_000  # Kafka's LogManager.InitialTaskDelayMs
+PRODUCER_EXPIRATION_CHECK_MS = 600_000  # Kafka's producer.id.expiration.check.interval.ms
 DEFAULT_CLEANER_BACKOFF_MS = 15_000
 
 
@@ -63,6 +66,7 @@ class LogMaintenance:
         self._timers = [
             self.scheduler.call_later(INITIAL_TASK_DELAY_MS, self._retention_task),
             self.scheduler.call_later(self._cleaner_backoff_ms(), self._cleaner_task),
+            self.scheduler.call_later(PRODUCER_EXPIRATION_CHECK_MS, self._producer_expiry_task),
         ]
 
     # -- settings ----------------------------------------------------------------------------------
@@ -82,6 +86,16 @@ class LogMaintenance:
         finally:
             interval = max(1, self._broker_int("log.retention.check.interval.ms", 300_000))
             self._timers[0] = self.scheduler.call_later(interval, self._retention_task)
+
+    def _producer_expiry_task(self) -> None:
+        """Drop producer state idle for producer.id.expiration.ms (broker clock), then check again."""
+        expiration = self._broker_int("producer.id.expiration.ms", 86_400_000)
+        now = self.clock.now_ms()
+        for topic in self.cluster.topics.values():
+            for p in topic.partitions:
+                p.log.producers.expire(now, expiration)
+        self._timers[2] = self.scheduler.call_later(min(expiration, PRODUCER_EXPIRATION_CHECK_MS),
+                                                    self._producer_expiry_task)
 
     def _cleaner_task(self) -> None:
         if not self.cluster.config.get("log.cleaner.enable"):

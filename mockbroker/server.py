@@ -35,7 +35,7 @@ from mockbroker.clock import Clock
 from mockbroker.connection import Connection
 from mockbroker.context import RequestContext
 from mockbroker.failures import NodeServers
-from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord
+from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord, make_rule
 from mockbroker.inspection import (
     BatchInfo,
     RecordInfo,
@@ -79,7 +79,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("mockbroker")
 T = TypeVar("T")
 # Kafka checks for expired producer ids every producer.id.expiration.check.interval.ms (10 minutes).
-PRODUCER_EXPIRATION_CHECK_MS = 600_000
 
 
 class Nodes(dict[int, BrokerNode]):
@@ -221,7 +220,6 @@ class MockBroker:
     async def start(self) -> MockBroker:
         loop = self._hop.loop = asyncio.get_running_loop()
         self.scheduler.attach(loop)
-        self.scheduler.call_later(PRODUCER_EXPIRATION_CHECK_MS, self._expire_producers)
         self.log_maintenance.start()
         self.node_control.start_unclean_election_checks()
         for listener in self.cluster.listeners:
@@ -451,15 +449,6 @@ class MockBroker:
         of the open transaction (-1 if none), and the last five batches' sequence and offset ranges."""
         return self._call(producers_of, self.cluster, topic, partition)
 
-    def _expire_producers(self) -> None:
-        """Drop producer state idle for producer.id.expiration.ms (broker clock), then check again."""
-        expiration = int(self.cluster.config.get("producer.id.expiration.ms"))
-        now = self.clock.now_ms()
-        for topic in self.cluster.topics.values():
-            for p in topic.partitions:
-                p.log.producers.expire(now, expiration)
-        self.scheduler.call_later(min(expiration, PRODUCER_EXPIRATION_CHECK_MS), self._expire_producers)
-
     # -- compaction and retention (mockbroker/maintenance.py, state/log/cleaner.py, retention.py) ----
     def compact(self, topic: str, partition: int | None = None) -> list[CleanerStats]:
         """Roll the active segment of a compacted topic's partitions (or one) and run the log cleaner now,
@@ -530,43 +519,14 @@ class MockBroker:
         return self.acl_admin.acls()
 
     # -- faults and the request record -----------------------------------------------------------
-    def inject(
-        self,
-        api_key: int,
-        *,
-        error: int | ErrorCode | None = None,
-        drop: str | None = None,
-        delay: float | None = None,
-        count: int = 1,
-        topic: str | None = None,
-        partition: int | None = None,
-        node: int | None = None,
-    ) -> FaultRule:
+    def inject(self, api_key: int, *, error: int | ErrorCode | None = None, drop: str | None = None,
+               delay: float | None = None, count: int = 1, topic: str | None = None, partition: int | None = None,
+               node: int | None = None) -> FaultRule:
         """Make the next `count` requests of api_key (optionally for one topic/partition, or only those sent
-        to one node) fail.
-
-        Exactly one of: error=<code> (answered with that error, not applied), drop="before" (connection
-        closed, not applied), drop="after" (applied, then the connection is closed unanswered),
-        delay=<seconds> (applied, answer held back).
-        """
-        chosen = [x is not None for x in (error, drop, delay)]
-        if sum(chosen) != 1:
-            raise ValueError("give exactly one of error=, drop=, delay=")
-        if error is not None:
-            spec = dispatch.lookup(api_key)
-            if spec is not None and not all(dispatch.carries_error(api_key, v)
-                                            for v in range(spec.min_version, spec.max_version + 1)):
-                raise ValueError(f"{spec.name} responses have no field to carry an injected error code "
-                                 "(use drop= or delay=)")
-            rule = FaultRule(api_key, "error", count, error_code=int(error), topic=topic, partition=partition,
-                             node=node)
-        elif drop is not None:
-            if drop not in ("before", "after"):
-                raise ValueError('drop must be "before" or "after"')
-            rule = FaultRule(api_key, f"drop_{drop}", count, topic=topic, partition=partition, node=node)
-        else:
-            rule = FaultRule(api_key, "delay", count, delay_s=float(delay or 0), topic=topic, partition=partition,
-                             node=node)
+        to one node) fail: exactly one of error=<code>, drop="before"|"after", delay=<seconds>
+        (faults.make_rule says what each does)."""
+        rule = make_rule(api_key, error=error, drop=drop, delay=delay, count=count, topic=topic,
+                         partition=partition, node=node)
         return self._call(self.faults.add, rule)
 
     def clear_faults(self) -> None:
