@@ -1,12 +1,14 @@
 """The optional dependencies, by feature, and the one clear error a feature gives when its extra is missing.
 
 The core (`pip install mockbroker`) serves PLAINTEXT and SASL PLAIN/SCRAM listeners, every codec, the
-pytest fixture and the CLI. Four features need more, each named by an extra of pyproject.toml:
+pytest fixture and the CLI (client telemetry is served by the core; only decoding its payloads needs
+an extra). These features need more, each named by an extra of pyproject.toml:
 
     extra       packages               features
     http        aiohttp                the HTTP endpoint: JSON control API and web console (--http-port)
     security    cryptography, PyJWT    TLS listeners (SSL, SASL_SSL); OAUTHBEARER with signed tokens
     registry    fastavro               the Schema Registry beside the broker (--schema-registry-port)
+    telemetry   opentelemetry-proto    decoding what clients push with KIP-714 (broker.client_metrics())
     all         all of the above
 
 Each feature calls `require(module, feature)` where it starts; a missing module becomes a
@@ -25,6 +27,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "fastavro": ("registry", "fastavro"),
     "cryptography": ("security", "cryptography"),
     "jwt": ("security", "PyJWT"),
+    "opentelemetry.proto.metrics.v1.metrics_pb2": ("telemetry", "opentelemetry-proto"),
 }
 
 

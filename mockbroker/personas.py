@@ -43,6 +43,7 @@ class Persona:
 
     kafka_version: str | None = None  # "major.minor"
     max_versions: Mapping[int, int] = field(default_factory=dict)
+    hidden: frozenset[int] = frozenset()  # APIs this broker does not serve whatever the release (telemetry off)
 
     @property
     def release(self) -> tuple[int, int] | None:
@@ -66,6 +67,8 @@ class Persona:
 
     def narrow(self, api_key: int, lo: int, hi: int) -> tuple[int, int] | None:
         """The part of lo..hi (what mockbroker serves of api_key) this persona speaks; None: not at all."""
+        if api_key in self.hidden:
+            return None
         if self.kafka_version is not None:
             release = RELEASE_VERSIONS[self.kafka_version]
             if api_key not in release or (api_key in KIP_848_APIS and not self.kip848):

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from mockbroker import dispatch
 from mockbroker.acl_api import AclAdmin
+from mockbroker.client_telemetry import ClientMetricsPush, client_metrics
 from mockbroker.clock import Clock
 from mockbroker.connection import Connection
 from mockbroker.context import RequestContext
@@ -57,6 +58,7 @@ from mockbroker.security.acls import AclBinding
 from mockbroker.security.settings import security_from_settings
 from mockbroker.settings import BrokerOptions, Settings, make_settings
 from mockbroker.startup import create_start_topics, listener_of_node, write_ca
+from mockbroker.state.client_metrics import TELEMETRY_APIS, TELEMETRY_ENABLE
 from mockbroker.state.cluster import leadership, reassignments
 from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.cluster.cluster import Cluster, Listener, Topic
@@ -164,13 +166,15 @@ class MockBroker:
         # The nodes this process runs (mockbroker/node.py): fetch sessions, leadership, and one group and
         # one transaction coordinator that they share (each node serves the keys of the internal partitions
         # it leads).
+        persona = settings.persona if self.cluster.config.get(TELEMETRY_ENABLE) else dataclasses.replace(
+            settings.persona, hidden=settings.persona.hidden | TELEMETRY_APIS)  # as Kafka without a telemetry reporter
         self.node = BrokerNode(node_id, self.cluster, self.clock, self.scheduler, security=self.security,
-                               persona=settings.persona)
+                               persona=persona)
         self.nodes = Nodes(self.node_control.node_infos)
         self.nodes[node_id] = self.node
         for nid in node_ids[1:]:
             self.nodes[nid] = BrokerNode(nid, self.cluster, self.clock, self.scheduler, security=self.security,
-                                         coordinators_of=self.node, persona=settings.persona)
+                                         coordinators_of=self.node, persona=persona)
         self.log_maintenance = LogMaintenance(self.cluster, self.clock, self.scheduler,
                                               txn_index=lambda: self.node.txn_coordinator.aborted)
         data_dir = settings.data_dir if settings.data_dir is not None else data_dir_from_config(settings.config)
@@ -545,6 +549,15 @@ class MockBroker:
 
     def connection_closed(self, connection: Connection) -> None:
         self._connections.discard(connection)
+
+    def client_metrics(self, client_id: str | None = None) -> list[ClientMetricsPush]:
+        """What clients pushed with KIP-714 telemetry, decoded, oldest first (mockbroker/client_telemetry.py)."""
+        return client_metrics(self._call(lambda: list(self.cluster.client_metrics.pushes)), client_id)
+
+    def subscribe_client_metrics(self, name: str, metrics: str = "*", interval_ms: int = 300_000, match: str = "") -> None:
+        """A CLIENT_METRICS subscription (KIP-714), as kafka-client-metrics.sh --alter sets one; metrics="" removes it."""
+        configs = {"metrics": metrics, "interval.ms": str(interval_ms), "match": match} if metrics else {}
+        self._call(self.cluster.client_metrics.subscribe, name, configs)
 
     # -- transactions (state: mockbroker/state/txn/coordinator.py) -------------------------------------------
     def transactions(self) -> list[TransactionInfo]:

@@ -42,7 +42,7 @@ def test_the_core_leaves_the_optional_packages_to_their_extras() -> None:
     assert {"crc32c", "scramp", "lz4", "python-snappy", "zstandard"} <= _names(PROJECT["dependencies"])
     for module, (extra, distribution) in EXTRAS.items():
         assert distribution.lower() in _names(extras[extra]), (module, extra)
-    assert extras["all"] == ["mockbroker[http,security,registry]"]
+    assert extras["all"] == ["mockbroker[http,security,registry,telemetry]"]
     assert "mockbroker[all]" in extras["test"]  # the suite has every optional package
 
 
@@ -50,6 +50,7 @@ def test_the_core_leaves_the_optional_packages_to_their_extras() -> None:
     ("aiohttp", "the HTTP endpoint needs aiohttp: pip install 'mockbroker[http]'"),
     ("cryptography", "TLS needs cryptography: pip install 'mockbroker[security]'"),
     ("jwt", "TLS needs PyJWT: pip install 'mockbroker[security]'"),
+    ("opentelemetry.proto.metrics.v1.metrics_pb2", "TLS needs opentelemetry-proto: pip install 'mockbroker[telemetry]'"),
 ])
 def test_require_names_the_extra_of_a_missing_module(monkeypatch: pytest.MonkeyPatch, module: str,
                                                      line: str) -> None:

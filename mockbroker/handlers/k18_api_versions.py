@@ -3,7 +3,8 @@
 Answers with every API key this broker serves and its version range, read from the dispatch registry
 narrowed by the node's Kafka version persona (mockbroker/personas.py), as the connection narrows what it
 accepts (so the advertised list can never disagree with what is served).
-- v3+: the client's software name and version must match Kafka's pattern, else INVALID_REQUEST.
+- v3+: the client's software name and version must match Kafka's pattern, else INVALID_REQUEST; they are
+  kept for the connection (`ctx.extra["client_software"]`), which client telemetry's `match` reads.
 - v3+: the features Kafka 4.3 reports in tagged fields: transaction.version, supported 0-2 (left out
   below v4, whose clients may not read a minimum of 0) and finalized at 2 by default (the broker config
   `transaction.version` picks 0 or 1).
@@ -47,6 +48,8 @@ def handle_api_versions(ctx: RequestContext, header: RequestHeader, req: Msg) ->
         and _SOFTWARE.fullmatch(req.client_software_version or "")
     ):
         return Msg(error_code=ErrorCode.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
+    if header.api_version >= 3:  # the connection's client information (KIP-511), as client telemetry matches it
+        ctx.extra["client_software"] = (req.client_software_name, req.client_software_version)
     return Msg(
         error_code=ErrorCode.NONE,
         api_keys=[Msg(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in supported_versions(ctx.node.persona)],

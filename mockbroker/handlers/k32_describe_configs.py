@@ -13,8 +13,10 @@ As Kafka's ConfigHelper answers it:
   some). Another id: INVALID_REQUEST "Unexpected broker id, expected N or empty string, but received M";
   not a number: INVALID_REQUEST "Broker id must be an integer, but it is: x".
 - BROKER_LOGGER (8): no loggers to show: an empty list for this node's id; Kafka's INVALID_REQUEST for
-  an empty name or another id. CLIENT_METRICS (16) and GROUP (32): an empty list (Kafka's
-  INVALID_REQUEST for an empty name); group configs are not modelled.
+  an empty name or another id. CLIENT_METRICS (16): the subscription's interval.ms, match and metrics
+  (CLIENT_METRICS_CONFIG where set, else DEFAULT_CONFIG with Kafka's default; a name never set shows the
+  defaults, as in Kafka). GROUP (32): an empty list; group configs are not modelled. Both: Kafka's
+  INVALID_REQUEST for an empty name.
 - Any other resource type fails the whole request, as in Kafka: INVALID_REQUEST on every resource.
 - configuration_keys: null or empty = all; else only the keys named (unknown keys are left out).
 - v0: is_default = (source is DEFAULT_CONFIG), the field's meaning (Kafka's broker leaves it false).
@@ -42,10 +44,12 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
+from mockbroker.state.client_metrics import INTERVAL_MS
 from mockbroker.state.cluster.cluster import validate_topic_name
 from mockbroker.state.configs import (
     ConfigEntry,
     ConfigSource,
+    ConfigType,
     describe_broker_entries,
     describe_topic_entries,
 )
@@ -103,7 +107,9 @@ def _entries(ctx: RequestContext, resource_type: int, name: str) -> list[ConfigE
     if resource_type == CLIENT_METRICS:
         if not name:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Client metrics subscription name must not be empty")
-        return []
+        return [ConfigEntry(key, value, ConfigSource.CLIENT_METRICS_CONFIG if is_set else ConfigSource.DEFAULT_CONFIG,
+                            ConfigType.INT if key == INTERVAL_MS else ConfigType.LIST)
+                for key, value, is_set in cluster.client_metrics.configs_of(name)]
     if not name:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
     return []

@@ -20,8 +20,11 @@ whole or not at all:
 - BROKER_LOGGER (8): there are no loggers to change: the name must be this node's id (INVALID_REQUEST
   otherwise), SET needs one of Kafka's log levels (INVALID_CONFIG), DELETE of "root" and APPEND/SUBTRACT
   are INVALID_REQUEST; valid changes are accepted and have no effect.
-- CLIENT_METRICS (16), GROUP (32): INVALID_REQUEST (not stored here); other types: INVALID_REQUEST
-  "Unknown resource type N".
+- CLIENT_METRICS (16): a client telemetry subscription (KIP-714; state/client_metrics.py): metrics,
+  interval.ms (100..3600000) and match, checked as Kafka's ClientMetricsConfigs (INVALID_REQUEST for an
+  empty name, an unknown config or an interval out of range; INVALID_CONFIG for a bad match pattern);
+  deleting every config removes the subscription. GROUP (32): INVALID_REQUEST (not stored here); other
+  types: INVALID_REQUEST "Unknown resource type N".
 - validate_only: every check, nothing changed.
 - Authorization (with an authorizer, `authorize`): ALTER_CONFIGS per resource: a topic on the topic
   (TOPIC_AUTHORIZATION_FAILED), a group on the group (GROUP_AUTHORIZATION_FAILED), any other resource on
@@ -40,7 +43,7 @@ from mockbroker.handlers.support.config_resources import (
     check_broker_resource,
     unsupported_resource,
 )
-from mockbroker.handlers.support.constants import BROKER, BROKER_LOGGER, TOPIC
+from mockbroker.handlers.support.constants import BROKER, BROKER_LOGGER, CLIENT_METRICS, TOPIC
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -92,6 +95,8 @@ def _alter(ctx: RequestContext, r: Msg, validate_only: bool) -> None:
         ctx.cluster.config.alter_dynamic(ops, per_broker=per_broker, validate_only=validate_only)
     elif r.resource_type == BROKER_LOGGER:
         _check_logger_ops(ctx, r.resource_name, ops)
+    elif r.resource_type == CLIENT_METRICS:
+        ctx.cluster.client_metrics.alter(r.resource_name, ops, validate_only=validate_only)
     else:
         raise unsupported_resource(r.resource_type)
 

@@ -40,6 +40,8 @@ class ConfigSource(IntEnum):
     DYNAMIC_DEFAULT_BROKER_CONFIG = 3
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
+    DYNAMIC_BROKER_LOGGER_CONFIG = 6
+    CLIENT_METRICS_CONFIG = 7
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,10 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         # a request with more parts than fit (Produce partitions, Fetch v0-v3 down-conversions) does the
         # rest in further steps, letting other connections be served in between.
         ConfigDef("mockbroker.max.request.step.ms", ConfigType.INT, 20),
+        # Client telemetry (KIP-714, state/client_metrics.py): the largest PushTelemetry payload accepted, and
+        # (not Kafka's) whether the telemetry APIs are served at all, as a ClientTelemetry reporter does in Kafka.
+        ConfigDef("telemetry.max.bytes", ConfigType.INT, 1048576, minimum=1),
+        ConfigDef("mockbroker.client.telemetry.enable", ConfigType.BOOLEAN, False),
         # Not Kafka's: start on a data dir whose log misses a segment in the middle (storage/recovery.py).
         ConfigDef("mockbroker.recovery.allow.missing.segments", ConfigType.BOOLEAN, False),
     ]

@@ -12,17 +12,20 @@ from mockbroker.protocol import headers as hdr
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.messages import decode_response
 from mockbroker.protocol.primitives import Writer
+from mockbroker.server import MockBroker
 from tests.handlers.conftest import API_VERSIONS
 from tests.rawclient import RawClient
 
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
-def test_api_versions_lists_every_served_key_with_its_range(client: RawClient, version: int) -> None:
+def test_api_versions_lists_every_served_key_with_its_range(mockbroker: MockBroker, client: RawClient,
+                                                            version: int) -> None:
     body = {"client_software_name": "mockbroker-tests", "client_software_version": "1.0"}
     resp = client.request(API_VERSIONS, version, body)
     assert resp.error_code == ErrorCode.NONE
     advertised = [(k.api_key, k.min_version, k.max_version) for k in resp.api_keys]
-    assert advertised == supported_versions()
+    assert advertised == supported_versions(mockbroker.node.persona)  # all but telemetry (off by default)
+    assert [k for k, _, _ in supported_versions()] == sorted({k for k, _, _ in advertised} | {71, 72})
     assert (API_VERSIONS, 0, 4) in advertised
     assert resp.throttle_time_ms == 0
 

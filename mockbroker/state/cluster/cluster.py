@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from mockbroker.clock import Clock
 from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.state.client_metrics import ClientMetrics
 from mockbroker.state.cluster.placement import Stripe, place
 from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, apply_incremental
 from mockbroker.state.log.partition_log import PartitionLog
@@ -169,6 +170,7 @@ class Cluster:
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self._next_producer_id = 1000
         self.random = random.Random()  # placement's per-topic start (tests may seed it)
+        self.client_metrics = ClientMetrics()  # client telemetry (KIP-714): subscriptions, instances, pushes
 
     def live_node_ids(self) -> list[int]:
         """The nodes that are running, in id order."""

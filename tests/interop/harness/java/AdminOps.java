@@ -322,6 +322,9 @@ final class AdminOps {
         if (Json.has(op, "broker")) {
             out.add(new ConfigResource(ConfigResource.Type.BROKER, Json.str(op, "broker", null)));
         }
+        if (Json.has(op, "client_metrics")) {  // a KIP-714 subscription
+            out.add(new ConfigResource(ConfigResource.Type.CLIENT_METRICS, Json.str(op, "client_metrics", null)));
+        }
         return out;
     }
 

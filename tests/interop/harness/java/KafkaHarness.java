@@ -102,8 +102,8 @@ public final class KafkaHarness {
                                 | {"timestamp": ms};
                         createTopics {topics: [{name, partitions?, replication_factor?, configs?}],
                           validate_only?}; deleteTopics {topics}; describeCluster {};
-                        describeConfigs {topics?, brokers?, names?};
-                        incrementalAlterConfigs {topic | broker, set?: {k: v}, delete?: [k]};
+                        describeConfigs {topics?, brokers?, client_metrics?, names?};
+                        incrementalAlterConfigs {topic | broker | client_metrics, set?: {k: v}, delete?: [k]};
                         createPartitions {topic, count}; deleteRecords {topic, offsets: {"p": o}};
                         describeConsumerGroups {groups}; listConsumerGroupOffsets {group};
                         alterUserScramCredentials {upsert?: [{user, mechanism, password, iterations?}],
