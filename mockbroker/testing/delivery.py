@@ -66,6 +66,8 @@ def _bytes(data: Any) -> bytes | None:
         return None
     if isinstance(data, str):
         return data.encode()
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"a key or value is bytes, str or None, not {type(data).__name__}")
     return bytes(data)
 
 
@@ -179,7 +181,7 @@ class Read:
         """A Read from any of the forms above, or a tuple (topic, partition, offset[, key[, value]])."""
         if isinstance(obj, Read):
             return obj
-        if isinstance(obj, tuple):
+        if isinstance(obj, tuple) and not hasattr(obj, "_fields"):  # kafka-python's records are named tuples
             topic, partition, offset, *rest = obj
             key, value = (list(rest) + [None, None])[:2]
             return cls(topic, partition, offset, _bytes(key), _bytes(value))
