@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mockbroker.server import MockBroker
+from mockbroker.testing.delivery import Read
 from tests.interop.clients import of_type, parse_json_lines, require_java, run_java, run_kcat
 from tests.interop.test_groups_python import GroupRun
 
@@ -135,7 +136,7 @@ def test_java_member_joins_and_leaves_a_group_of_librdkafka_members(mockbroker_f
             java_lines = java.result(timeout=90)
         java_values = [r["value"] for r in of_type(java_lines, "record")]
         assert len(java_values) == 10 and of_type(java_lines, "committed")
-        run.external.extend(java_values)
+        run.external.extend(Read.of(r) for r in of_type(java_lines, "record"))
         run.wait_settled(2)
         run.wait_consumed()
         run.produce(30)

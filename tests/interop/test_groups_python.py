@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from mockbroker.server import MockBroker
+from mockbroker.testing.delivery import Acked, Acks, Read, check_delivery
 
 pytestmark = pytest.mark.interop
 
@@ -113,7 +114,8 @@ class GroupRun:
         self.extra = extra
         self.workers: list[Worker] = []
         self.produced: list[str] = []
-        self.external: list[str] = []  # records read by members that are not workers (the Java harness)
+        self.acks = Acks()  # the delivery reports of what was produced
+        self.external: list[Read] = []  # records read by members that are not workers (the Java harness)
         self._producer: Any = None
 
     def start(self, client_id: str, **overrides: Any) -> Worker:
@@ -134,9 +136,10 @@ class GroupRun:
         start = len(self.produced)
         for i in range(start, start + count):
             value = f"r{i}"
-            self._producer.produce(TOPIC, value=value.encode(), partition=i % PARTITIONS)
+            self._producer.produce(TOPIC, value=value.encode(), partition=i % PARTITIONS, on_delivery=self.acks)
             self.produced.append(value)
         assert self._producer.flush(15) == 0
+        assert self.acks.failed == [] and len(self.acks.acked) == len(self.produced)
 
     def commit_start_offsets(self) -> None:
         """Commit offset 0 on every partition for the group before any member starts: a simple commit
@@ -168,7 +171,12 @@ class GroupRun:
         assert not lookups, f"members looked up offsets with ListOffsets: {sorted(set(lookups))}"
 
     def consumed(self) -> list[str]:
-        return [value for w in self.workers for _, _, value in w.records()] + self.external
+        return [(r.value or b"").decode() for r in self.reads()]
+
+    def reads(self) -> list[Read]:
+        """What every member read (the workers' records and the external ones)."""
+        return [Read(TOPIC, p, o, None, value.encode()) for w in self.workers for p, o, value in w.records()] + \
+            self.external
 
     def wait_consumed(self) -> None:
         wait_until(lambda: set(self.consumed()) >= set(self.produced), SETTLE_S,
@@ -209,10 +217,14 @@ class GroupRun:
             w.close()
 
     def assert_exactly_once(self) -> None:
-        consumed = self.consumed()
-        dupes = sorted({v for v in consumed if consumed.count(v) > 1})
-        assert not dupes, f"consumed more than once: {dupes[:20]}"
-        assert sorted(consumed) == sorted(self.produced)
+        """Every acknowledged record read once, nothing else read, and no committed offset past a record the
+        members did not read. The members' reads are taken in offset order: the order across members (a
+        partition moving back and forth) is not known here."""
+        acked: list[Acked] = self.acks.acked
+        assert sorted((a.value or b"").decode() for a in acked) == sorted(self.produced)
+        read = sorted(self.reads(), key=lambda r: (r.partition, r.offset))
+        check_delivery(acked, read, broker=self.broker, group=self.group, distinct_values=True,
+                       only_acked=True).assert_ok()
 
 
 @pytest.fixture
