@@ -6,7 +6,8 @@ pytest fixture and the CLI. Four features need more, each named by an extra of p
     extra       packages               features
     http        aiohttp                the HTTP endpoint: JSON control API and web console (--http-port)
     security    cryptography, PyJWT    TLS listeners (SSL, SASL_SSL); OAUTHBEARER with signed tokens
-    registry    fastavro               the Schema Registry beside the broker (--schema-registry-port)
+    registry    fastavro, jsonschema,  the Schema Registry beside the broker (--schema-registry-port), its
+                protobuf, grpcio-tools Avro, JSON Schema and Protobuf schemas
     all         all of the above
 
 Each feature calls `require(module, feature)` where it starts; a missing module becomes a
@@ -23,6 +24,9 @@ from types import ModuleType
 EXTRAS: dict[str, tuple[str, str]] = {
     "aiohttp": ("http", "aiohttp"),
     "fastavro": ("registry", "fastavro"),
+    "jsonschema": ("registry", "jsonschema"),
+    "google.protobuf": ("registry", "protobuf"),
+    "grpc_tools": ("registry", "grpcio-tools"),
     "cryptography": ("security", "cryptography"),
     "jwt": ("security", "PyJWT"),
 }

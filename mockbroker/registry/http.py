@@ -5,8 +5,9 @@ a traceback. The state is a SchemaRegistry (registry/model.py), read and changed
 
 Served: subjects and versions (register, look up, list, get, `?deleted=true`, soft and permanent deletes),
 schemas by id (schema, subjects, versions), /schemas/types, /config and /config/{subject}, /compatibility
-(with `verbose`), /mode and /mode/{subject} (READWRITE, READONLY). Not served: references, IMPORT mode,
-contexts, metadata and rules, JSON Schema and Protobuf (42201 names the type).
+(with `verbose`), /mode and /mode/{subject} (READWRITE, READONLY); schemaType AVRO, JSON and PROTOBUF
+(`?format=serialized`: a Protobuf schema as its base64 descriptor). Not served: references, IMPORT mode,
+contexts, metadata and rules.
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ class RegistryApi:
                 self._no_references(body)
                 return {"id": reg.register(subject, body.get("schema"), body.get("schemaType", "AVRO"))}
             case "GET", [subject, "versions", version]:
-                return self._version_body(subject, reg.version(subject, version, deleted=deleted))
+                return self._version_body(subject, reg.version(subject, version, deleted=deleted),
+                                          request.query.get("format"))
             case "GET", [subject, "versions", version, "schema"]:
                 return reg.schema(reg.version(subject, version, deleted=deleted).schema_id).text
             case "GET", [subject, "versions", version, "referencedby"]:
@@ -125,9 +127,9 @@ class RegistryApi:
                 return reg.delete_version(subject, version, permanent=_flag(request, "permanent"))
         raise self._not_found(method, rest, ["GET", "POST", "DELETE"])
 
-    def _version_body(self, subject: str, v: Version) -> dict[str, Any]:
+    def _version_body(self, subject: str, v: Version, fmt: str | None = None) -> dict[str, Any]:
         return {"subject": subject, "version": v.version, "id": v.schema_id,
-                "schema": self.registry.schema(v.schema_id).text}
+                **self.registry.schema_body(v.schema_id, fmt)}
 
     @staticmethod
     def _no_references(body: Any) -> None:
@@ -145,7 +147,7 @@ class RegistryApi:
             schema_id = _schema_id(rest[1])
             match rest[2:]:
                 case []:
-                    return {"schema": reg.schema(schema_id).text}
+                    return reg.schema_body(schema_id, request.query.get("format"))
                 case ["schema"]:
                     return reg.schema(schema_id).text
                 case ["subjects"]:

@@ -1,9 +1,9 @@
 """The Schema Registry's state, without I/O: subjects and their versions, schemas by global id, soft and
 permanent deletes, compatibility levels and modes, global and per subject, as Confluent's Schema Registry
-keeps them. Only Avro schemas (mockbroker/registry/avro.py); every refusal is a RegistryError carrying
+keeps them. Avro, JSON Schema and Protobuf schemas (registry/schemas.py picks each type's module); every refusal is a RegistryError carrying
 Confluent's HTTP status and error code, which the HTTP app (registry/http.py) sends as it is.
 
-- An identical schema (the same canonical text) has one id wherever it is registered; registering it again
+- An identical schema (the same type and canonical text) has one id wherever it is registered; registering it again
   under a subject that holds it (not deleted) gives its id back and no new version.
 - Versions count from 1 per subject and keep counting after deletes; a soft delete hides a version (or a
   whole subject) from reads without `deleted`, a permanent one removes what was soft-deleted first.
@@ -17,13 +17,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockbroker.registry import schemas as types
 from mockbroker.registry import store
-from mockbroker.registry.avro import AvroSchema, InvalidSchema, incompatibilities, parse
+from mockbroker.registry.avro import InvalidSchema
+from mockbroker.registry.schemas import ParsedSchema
 
 LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE")
 MODES = ("READWRITE", "READONLY")
 MAX_VERSION = 2**31 - 1
-SCHEMA_TYPES = ("AVRO",)  # what is served; Confluent's also has JSON and PROTOBUF
+SCHEMA_TYPES = types.TYPES
 
 
 class RegistryError(Exception):
@@ -56,8 +58,8 @@ class SchemaRegistry:
     compatibility: str = "BACKWARD"
     mode: str = "READWRITE"
     subjects: dict[str, list[Version]] = field(default_factory=dict)
-    schemas: dict[int, AvroSchema] = field(default_factory=dict)
-    ids: dict[str, int] = field(default_factory=dict)  # canonical text -> id
+    schemas: dict[int, ParsedSchema] = field(default_factory=dict)
+    ids: dict[str, int] = field(default_factory=dict)  # identity (type and canonical text) -> id
     subject_compatibility: dict[str, str] = field(default_factory=dict)
     subject_mode: dict[str, str] = field(default_factory=dict)
     next_id: int = 1
@@ -87,7 +89,7 @@ class SchemaRegistry:
                 return v
         raise RegistryError(404, 40402, f"Version {number} not found.")
 
-    def schema(self, schema_id: int) -> AvroSchema:
+    def schema(self, schema_id: int) -> ParsedSchema:
         if schema_id not in self.schemas:
             raise RegistryError(404, 40403, f"Schema {schema_id} not found")
         return self.schemas[schema_id]
@@ -102,7 +104,7 @@ class SchemaRegistry:
         """The subject's version holding this schema; 40401 (no such subject) or 40403 (not under it)."""
         versions = self.versions(subject, deleted=deleted)
         parsed = self.parse_schema(text, schema_type)
-        schema_id = self.ids.get(parsed.canonical)
+        schema_id = self.ids.get(identity(parsed))
         for v in versions:
             if v.schema_id == schema_id:
                 return v
@@ -129,7 +131,7 @@ class SchemaRegistry:
         409 incompatible, 42205 read-only."""
         check_subject(subject)
         parsed = self.parse_schema(text, schema_type)
-        schema_id = self.ids.get(parsed.canonical)
+        schema_id = self.ids.get(identity(parsed))
         versions = self.subjects.get(subject, [])
         for v in versions:
             if v.schema_id == schema_id and not v.deleted:
@@ -142,7 +144,7 @@ class SchemaRegistry:
         if schema_id is None:
             schema_id = self.next_id
             self.next_id += 1
-            self.ids[parsed.canonical] = schema_id
+            self.ids[identity(parsed)] = schema_id
             self.schemas[schema_id] = parsed
         version = Version(self._next_version(subject), schema_id)
         self.subjects[subject] = versions + [version]
@@ -151,15 +153,27 @@ class SchemaRegistry:
 
     def _journal_version(self, subject: str, v: Version) -> None:
         self.journal.append((store.schema_key(subject, v.version), {
-            "subject": subject, "version": v.version, "id": v.schema_id, "schema": self.schemas[v.schema_id].text,
+            "subject": subject, "version": v.version, "id": v.schema_id, **self.schema_body(v.schema_id),
             "deleted": v.deleted}))
+
+    def schema_body(self, schema_id: int, fmt: str | None = None) -> dict[str, Any]:
+        """The schema as Confluent's bodies give it: its text (a Protobuf one as its base64 descriptor with
+        `fmt` "serialized"), and its type unless it is Avro."""
+        schema = self.schema(schema_id)
+        text = schema.text
+        if fmt == "serialized" and schema.schema_type == "PROTOBUF":
+            text = schema.serialized()  # type: ignore[union-attr]
+        body: dict[str, Any] = {"schema": text}
+        if schema.schema_type != "AVRO":
+            body["schemaType"] = schema.schema_type
+        return body
 
     def _next_version(self, subject: str) -> int:
         """Versions keep counting past deleted ones (Confluent's next version after the highest it had)."""
         versions = self.subjects.get(subject, [])
         return max(self.version_high.get(subject, 0), versions[-1].version if versions else 0) + 1
 
-    def check(self, subject: str, new: AvroSchema, against: list[Version], level: str | None = None) -> list[str]:
+    def check(self, subject: str, new: ParsedSchema, against: list[Version], level: str | None = None) -> list[str]:
         """Why `new` may not follow `against` (oldest first) under the subject's level; empty when it may."""
         level = level or self.compatibility_of(subject)
         if level == "NONE" or not against:
@@ -169,14 +183,16 @@ class SchemaRegistry:
         messages: list[str] = []
         for old in reversed(olds):
             old_schema = self.schemas[old.schema_id]
-            found = []
+            if old_schema.schema_type != new.schema_type:
+                messages += ["Incompatible because of different schema type", f"{{oldSchemaVersion: {old.version}}}",
+                             f"{{oldSchema: '{old_schema.text}'}}"]
+                continue
+            found: list[tuple[types.Problem, str, str]] = []
             if base in ("BACKWARD", "FULL"):  # the new schema reads the old one's data
-                found += [(p, "new", "old") for p in incompatibilities(new, old_schema)]
+                found += [(p, "new", "old") for p in types.incompatibilities(new, old_schema)]
             if base in ("FORWARD", "FULL"):  # the old schema reads the new one's
-                found += [(p, "old", "new") for p in incompatibilities(old_schema, new)]
-            for problem, reader, writer in found:
-                messages.append(f"{{errorType:'{problem.error_type}', description:'{problem.describe(reader, writer)}', "
-                                f"additionalInfo:'{problem.additional_info}'}}")
+                found += [(p, "old", "new") for p in types.incompatibilities(old_schema, new)]
+            messages += [problem.message(reader, writer) for problem, reader, writer in found]
             if found:
                 messages += [f"{{oldSchemaVersion: {old.version}}}", f"{{oldSchema: '{old_schema.text}'}}"]
         if messages:
@@ -260,7 +276,7 @@ class SchemaRegistry:
         """A schema no version holds any more (all permanently deleted) leaves the id table; ids never return."""
         used = {v.schema_id for vs in self.subjects.values() for v in vs}
         for schema_id in [i for i in self.schemas if i not in used]:
-            del self.ids[self.schemas.pop(schema_id).canonical]
+            del self.ids[identity(self.schemas.pop(schema_id))]
 
     def _writable(self, subject: str) -> None:
         if self.mode_of(subject) == "READONLY":
@@ -312,16 +328,21 @@ class SchemaRegistry:
         self.journal.append((store.mode_key(subject), {"mode": mode.upper()}))
         return mode.upper()
 
-    def parse_schema(self, text: object, schema_type: object) -> AvroSchema:
+    def parse_schema(self, text: object, schema_type: object) -> ParsedSchema:
         if schema_type not in SCHEMA_TYPES:
             raise invalid_schema(f"Invalid schema type {schema_type!r}: mockbroker's registry serves "
                                  f"{', '.join(SCHEMA_TYPES)}")
         if not isinstance(text, str):
             raise invalid_schema("Invalid schema: the schema must be a string")
         try:
-            return parse(text)
+            return types.parse(schema_type, text)
         except InvalidSchema as exc:
             raise invalid_schema(str(exc)) from None
+
+
+def identity(schema: ParsedSchema) -> str:
+    """What makes two schemas one id: their type and canonical text (Avro's alone, as before other types)."""
+    return schema.canonical if schema.schema_type == "AVRO" else f"{schema.schema_type} {schema.canonical}"
 
 
 def parse_version(version: str | int) -> int:

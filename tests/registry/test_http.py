@@ -62,7 +62,7 @@ async def test_register_look_up_and_read(api: Client) -> None:
     assert await api("GET", "/schemas/ids/1/subjects") == (200, ["other", "users-value"])
     assert await api("GET", "/schemas/ids/1/versions") == (200, [{"subject": "other", "version": 1},
                                                                  {"subject": "users-value", "version": 1}])
-    assert await api("GET", "/schemas/types") == (200, ["AVRO"])
+    assert await api("GET", "/schemas/types") == (200, ["AVRO", "JSON", "PROTOBUF"])
     assert await api("GET", "/subjects/users-value/versions/1/referencedby") == (200, [])
 
 
