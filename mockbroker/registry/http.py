@@ -6,8 +6,8 @@ a traceback. The state is a SchemaRegistry (registry/model.py), read and changed
 Served: subjects and versions (register, look up, list, get, `?deleted=true`, soft and permanent deletes),
 schemas by id (schema, subjects, versions), /schemas/types, /config and /config/{subject}, /compatibility
 (with `verbose`), /mode and /mode/{subject} (READWRITE, READONLY); schemaType AVRO, JSON and PROTOBUF
-(`?format=serialized`: a Protobuf schema as its base64 descriptor). Not served: references, IMPORT mode,
-contexts, metadata and rules.
+(`?format=serialized`: a Protobuf schema as its base64 descriptor), references and /referencedby. Not
+served: IMPORT mode, contexts, metadata and rules.
 """
 
 from __future__ import annotations
@@ -104,25 +104,23 @@ class RegistryApi:
             case "GET", []:
                 return reg.subject_names(deleted=deleted)
             case "POST", [subject]:
-                schema_type = body.get("schemaType", "AVRO")
-                self._no_references(body)
-                v = reg.lookup(subject, body.get("schema"), schema_type, deleted=deleted)
+                v = reg.lookup(subject, body.get("schema"), body.get("schemaType", "AVRO"), deleted=deleted,
+                               references=body.get("references"))
                 return self._version_body(subject, v)
             case "DELETE", [subject]:
                 return reg.delete_subject(subject, permanent=_flag(request, "permanent"))
             case "GET", [subject, "versions"]:
                 return [v.version for v in reg.versions(subject, deleted=deleted)]
             case "POST", [subject, "versions"]:
-                self._no_references(body)
-                return {"id": reg.register(subject, body.get("schema"), body.get("schemaType", "AVRO"))}
+                return {"id": reg.register(subject, body.get("schema"), body.get("schemaType", "AVRO"),
+                                           body.get("references"))}
             case "GET", [subject, "versions", version]:
                 return self._version_body(subject, reg.version(subject, version, deleted=deleted),
                                           request.query.get("format"))
             case "GET", [subject, "versions", version, "schema"]:
                 return reg.schema(reg.version(subject, version, deleted=deleted).schema_id).text
             case "GET", [subject, "versions", version, "referencedby"]:
-                reg.version(subject, version, deleted=deleted)
-                return []  # references are not served: nothing refers to anything
+                return reg.referenced_by(subject, version)
             case "DELETE", [subject, "versions", version]:
                 return reg.delete_version(subject, version, permanent=_flag(request, "permanent"))
         raise self._not_found(method, rest, ["GET", "POST", "DELETE"])
@@ -130,11 +128,6 @@ class RegistryApi:
     def _version_body(self, subject: str, v: Version, fmt: str | None = None) -> dict[str, Any]:
         return {"subject": subject, "version": v.version, "id": v.schema_id,
                 **self.registry.schema_body(v.schema_id, fmt)}
-
-    @staticmethod
-    def _no_references(body: Any) -> None:
-        if body.get("references"):
-            raise RegistryError(422, 42201, "Invalid schema: references are not served by mockbroker's registry")
 
     # -- /schemas ------------------------------------------------------------------------------
     def schemas(self, method: str, rest: list[str], request: web.BaseRequest, body: Any) -> Any:
@@ -200,9 +193,8 @@ class RegistryApi:
                 pass
             case _:
                 raise RegistryError(404, 404, "HTTP 404 Not Found")
-        self._no_references(body)
         messages = self.registry.test_compatibility(subject, body.get("schema"), version,
-                                                    body.get("schemaType", "AVRO"))
+                                                    body.get("schemaType", "AVRO"), body.get("references"))
         answer: dict[str, Any] = {"is_compatible": not messages}
         if _flag(request, "verbose"):
             answer["messages"] = messages

@@ -17,9 +17,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockbroker.registry import references as refs
 from mockbroker.registry import schemas as types
 from mockbroker.registry import store
 from mockbroker.registry.avro import InvalidSchema
+from mockbroker.registry.references import Reference
 from mockbroker.registry.schemas import ParsedSchema
 
 LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE")
@@ -59,7 +61,8 @@ class SchemaRegistry:
     mode: str = "READWRITE"
     subjects: dict[str, list[Version]] = field(default_factory=dict)
     schemas: dict[int, ParsedSchema] = field(default_factory=dict)
-    ids: dict[str, int] = field(default_factory=dict)  # identity (type and canonical text) -> id
+    ids: dict[str, int] = field(default_factory=dict)  # identity (type, canonical text, references) -> id
+    references: dict[int, tuple[Reference, ...]] = field(default_factory=dict)  # a schema's, by its id
     subject_compatibility: dict[str, str] = field(default_factory=dict)
     subject_mode: dict[str, str] = field(default_factory=dict)
     next_id: int = 1
@@ -100,11 +103,12 @@ class SchemaRegistry:
         return [(s, v.version) for s, vs in sorted(self.subjects.items()) for v in vs
                 if v.schema_id == schema_id and (deleted or not v.deleted)]
 
-    def lookup(self, subject: str, text: str, schema_type: str = "AVRO", deleted: bool = False) -> Version:
+    def lookup(self, subject: str, text: str, schema_type: str = "AVRO", deleted: bool = False,
+               references: object = None) -> Version:
         """The subject's version holding this schema; 40401 (no such subject) or 40403 (not under it)."""
         versions = self.versions(subject, deleted=deleted)
-        parsed = self.parse_schema(text, schema_type)
-        schema_id = self.ids.get(identity(parsed))
+        parsed, used = self.parse_schema(text, schema_type, references)
+        schema_id = self.ids.get(identity(parsed, used))
         for v in versions:
             if v.schema_id == schema_id:
                 return v
@@ -126,12 +130,12 @@ class SchemaRegistry:
         return self.mode
 
     # -- registering -----------------------------------------------------------------------------
-    def register(self, subject: str, text: str, schema_type: str = "AVRO") -> int:
-        """Register the schema under the subject (a new version unless it is there); its id. 42201 invalid,
-        409 incompatible, 42205 read-only."""
+    def register(self, subject: str, text: str, schema_type: str = "AVRO", references: object = None) -> int:
+        """Register the schema under the subject (a new version unless it is there); its id. 42201 invalid
+        (or a reference to nothing), 409 incompatible, 42205 read-only."""
         check_subject(subject)
-        parsed = self.parse_schema(text, schema_type)
-        schema_id = self.ids.get(identity(parsed))
+        parsed, used = self.parse_schema(text, schema_type, references)
+        schema_id = self.ids.get(identity(parsed, used))
         versions = self.subjects.get(subject, [])
         for v in versions:
             if v.schema_id == schema_id and not v.deleted:
@@ -144,8 +148,10 @@ class SchemaRegistry:
         if schema_id is None:
             schema_id = self.next_id
             self.next_id += 1
-            self.ids[identity(parsed)] = schema_id
+            self.ids[identity(parsed, used)] = schema_id
             self.schemas[schema_id] = parsed
+            if used:
+                self.references[schema_id] = used
         version = Version(self._next_version(subject), schema_id)
         self.subjects[subject] = versions + [version]
         self._journal_version(subject, version)
@@ -166,6 +172,8 @@ class SchemaRegistry:
         body: dict[str, Any] = {"schema": text}
         if schema.schema_type != "AVRO":
             body["schemaType"] = schema.schema_type
+        if self.references.get(schema_id):
+            body["references"] = [r.body() for r in self.references[schema_id]]
         return body
 
     def _next_version(self, subject: str) -> int:
@@ -200,10 +208,10 @@ class SchemaRegistry:
         return messages
 
     def test_compatibility(self, subject: str, text: str, version: str | int | None,
-                           schema_type: str = "AVRO") -> list[str]:
+                           schema_type: str = "AVRO", references: object = None) -> list[str]:
         """Why the schema would be refused against one version (or, None, the versions its level names)."""
         check_subject(subject)
-        parsed = self.parse_schema(text, schema_type)
+        parsed, _ = self.parse_schema(text, schema_type, references)
         if version is None:
             live = [v for v in self.subjects.get(subject, []) if not v.deleted]
             return self.check(subject, parsed, live)
@@ -235,6 +243,7 @@ class SchemaRegistry:
             raise RegistryError(404, 40404, f"Subject '{subject}' was soft deleted.Set permanent=true to delete "
                                             f"permanently")
         self._writable(subject)
+        self._unreferenced(subject, live)
         for v in live:
             v.deleted = True
         self.journal.append((store.delete_subject_key(subject), {"subject": subject, "version": live[-1].version}))
@@ -268,6 +277,7 @@ class SchemaRegistry:
             raise RegistryError(404, 40406, f"Subject '{subject}' Version {number} was soft deleted.Set "
                                             f"permanent=true to delete permanently")
         self._writable(subject)
+        self._unreferenced(subject, [target])
         target.deleted = True
         self._journal_version(subject, target)
         return number
@@ -276,7 +286,7 @@ class SchemaRegistry:
         """A schema no version holds any more (all permanently deleted) leaves the id table; ids never return."""
         used = {v.schema_id for vs in self.subjects.values() for v in vs}
         for schema_id in [i for i in self.schemas if i not in used]:
-            del self.ids[identity(self.schemas.pop(schema_id))]
+            del self.ids[identity(self.schemas.pop(schema_id), self.references.pop(schema_id, ()))]
 
     def _writable(self, subject: str) -> None:
         if self.mode_of(subject) == "READONLY":
@@ -328,21 +338,56 @@ class SchemaRegistry:
         self.journal.append((store.mode_key(subject), {"mode": mode.upper()}))
         return mode.upper()
 
-    def parse_schema(self, text: object, schema_type: object) -> ParsedSchema:
+    def parse_schema(self, text: object, schema_type: object,
+                     references: object = None) -> tuple[ParsedSchema, tuple[Reference, ...]]:
+        """The schema, and its references with "latest" (-1) resolved; 42201 when either is invalid."""
         if schema_type not in SCHEMA_TYPES:
             raise invalid_schema(f"Invalid schema type {schema_type!r}: mockbroker's registry serves "
                                  f"{', '.join(SCHEMA_TYPES)}")
         if not isinstance(text, str):
             raise invalid_schema("Invalid schema: the schema must be a string")
         try:
-            return types.parse(schema_type, text)
-        except InvalidSchema as exc:
-            raise invalid_schema(str(exc)) from None
+            used = self._resolve_latest(refs.read(references))
+            return types.parse(schema_type, text, self.referenced(used)), used
+        except (InvalidSchema, ValueError) as exc:
+            raise invalid_schema(str(exc) if isinstance(exc, InvalidSchema) else f"Invalid schema: {exc}") from None
+
+    def _resolve_latest(self, references: tuple[Reference, ...]) -> tuple[Reference, ...]:
+        return tuple(Reference(r.name, r.subject, self.version(r.subject, -1).version) if r.version == -1 else r
+                     for r in references)
+
+    def referenced(self, references: tuple[Reference, ...], depth: int = 0) -> dict[str, ParsedSchema]:
+        """The schemas the references name, by reference name, with theirs (transitively); 42201 for a
+        reference to a subject version that is not there (or soft-deleted)."""
+        found: dict[str, ParsedSchema] = {}
+        for r in references:
+            try:
+                schema_id = self.version(r.subject, r.version).schema_id
+            except RegistryError:
+                raise invalid_schema(f"Invalid schema: reference {r.name!r} names subject {r.subject!r} version "
+                                     f"{r.version}, which is not there") from None
+            if depth < 32:
+                found.update(self.referenced(self.references.get(schema_id, ()), depth + 1))
+            found[r.name] = self.schemas[schema_id]
+        return found
+
+    def referenced_by(self, subject: str, version: str | int) -> list[int]:
+        """The ids of the schemas that refer to the subject's version (held by a live version)."""
+        number = self.version(subject, version).version
+        live = {v.schema_id for vs in self.subjects.values() for v in vs if not v.deleted}
+        return [i for i in refs.referencing(self.references, subject, number) if i in live]
+
+    def _unreferenced(self, subject: str, versions: list[Version]) -> None:
+        for v in versions:
+            if not v.deleted and self.referenced_by(subject, v.version):
+                raise RegistryError(422, 42206, f"One or more references exist to the schema "
+                                                f"{{magic=1,keytype=SCHEMA,subject={subject},version={v.version}}}.")
 
 
-def identity(schema: ParsedSchema) -> str:
-    """What makes two schemas one id: their type and canonical text (Avro's alone, as before other types)."""
-    return schema.canonical if schema.schema_type == "AVRO" else f"{schema.schema_type} {schema.canonical}"
+def identity(schema: ParsedSchema, references: tuple[Reference, ...] = ()) -> str:
+    """What makes two schemas one id: their type, canonical text and references."""
+    kind = "" if schema.schema_type == "AVRO" else f"{schema.schema_type} "
+    return kind + schema.canonical + refs.identity(references)
 
 
 def parse_version(version: str | int) -> int:
