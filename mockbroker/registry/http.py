@@ -105,7 +105,7 @@ class RegistryApi:
                 return reg.subject_names(deleted=deleted)
             case "POST", [subject]:
                 v = reg.lookup(subject, body.get("schema"), body.get("schemaType", "AVRO"), deleted=deleted,
-                               references=body.get("references"))
+                               references=body.get("references"), normalize=_flag(request, "normalize"))
                 return self._version_body(subject, v)
             case "DELETE", [subject]:
                 return reg.delete_subject(subject, permanent=_flag(request, "permanent"))
@@ -113,7 +113,8 @@ class RegistryApi:
                 return [v.version for v in reg.versions(subject, deleted=deleted)]
             case "POST", [subject, "versions"]:
                 return {"id": reg.register(subject, body.get("schema"), body.get("schemaType", "AVRO"),
-                                           body.get("references"))}
+                                           body.get("references"), _flag(request, "normalize"),
+                                           _given(body, "id", 0), _given(body, "version", 1))}
             case "GET", [subject, "versions", version]:
                 return self._version_body(subject, reg.version(subject, version, deleted=deleted),
                                           request.query.get("format"))
@@ -178,7 +179,7 @@ class RegistryApi:
                 raise RegistryError(404, 40409, f"Subject '{subject}' does not have subject-level mode configured")
             return {"mode": reg.mode_of(subject)}
         if method == "PUT":
-            return {"mode": reg.set_mode(subject, body.get("mode"))}
+            return {"mode": reg.set_mode(subject, body.get("mode"), _flag(request, "force"))}
         if method == "DELETE":
             return {"mode": reg.delete_mode(subject)}
         raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
@@ -205,6 +206,18 @@ class RegistryApi:
         if method not in methods:
             return RegistryError(405, 405, "HTTP 405 Method Not Allowed")
         return RegistryError(404, 404, "HTTP 404 Not Found")
+
+
+def _given(body: dict[str, Any], name: str, least: int) -> int | None:
+    """A register body's explicit `id` or `version` (IMPORT mode): None when absent, -1 or 0 (Confluent's
+    "not given"); 42201 / 42202 when it is not a number in range."""
+    value = body.get(name)
+    unset = (-1, 0) if name == "version" else (-1,)
+    if value is None or (not isinstance(value, bool) and value in unset):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= 2**31 - 1:
+        raise RegistryError(422, 42202 if name == "version" else 42201, f"Invalid {name} {value!r}")
+    return value
 
 
 def _schema_id(text: str) -> int:

@@ -25,7 +25,7 @@ from mockbroker.registry.references import Reference
 from mockbroker.registry.schemas import ParsedSchema
 
 LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE")
-MODES = ("READWRITE", "READONLY")
+MODES = ("READWRITE", "READONLY", "IMPORT")
 MAX_VERSION = 2**31 - 1
 SCHEMA_TYPES = types.TYPES
 
@@ -104,10 +104,10 @@ class SchemaRegistry:
                 if v.schema_id == schema_id and (deleted or not v.deleted)]
 
     def lookup(self, subject: str, text: str, schema_type: str = "AVRO", deleted: bool = False,
-               references: object = None) -> Version:
+               references: object = None, normalize: bool = False) -> Version:
         """The subject's version holding this schema; 40401 (no such subject) or 40403 (not under it)."""
         versions = self.versions(subject, deleted=deleted)
-        parsed, used = self.parse_schema(text, schema_type, references)
+        parsed, used = self.parse_schema(text, schema_type, references, normalize)
         schema_id = self.ids.get(identity(parsed, used))
         for v in versions:
             if v.schema_id == schema_id:
@@ -130,32 +130,62 @@ class SchemaRegistry:
         return self.mode
 
     # -- registering -----------------------------------------------------------------------------
-    def register(self, subject: str, text: str, schema_type: str = "AVRO", references: object = None) -> int:
-        """Register the schema under the subject (a new version unless it is there); its id. 42201 invalid
-        (or a reference to nothing), 409 incompatible, 42205 read-only."""
+    def register(self, subject: str, text: str, schema_type: str = "AVRO", references: object = None,
+                 normalize: bool = False, schema_id: int | None = None, version: int | None = None) -> int:
+        """Register the schema under the subject (a new version unless it is there); its id. With `schema_id`
+        or `version` (IMPORT mode only) those are the schema's id and version, and no compatibility is checked.
+        42201 invalid (or a reference to nothing), 409 incompatible, 42205 the mode forbids it or the id or
+        version holds another schema, 42207 the subject holds the schema under another id."""
         check_subject(subject)
-        parsed, used = self.parse_schema(text, schema_type, references)
-        schema_id = self.ids.get(identity(parsed, used))
+        parsed, used = self.parse_schema(text, schema_type, references, normalize)
+        key = identity(parsed, used)
+        existing = self.ids.get(key)
         versions = self.subjects.get(subject, [])
-        for v in versions:
-            if v.schema_id == schema_id and not v.deleted:
-                return schema_id
-        self._writable(subject)
-        problems = self.check(subject, parsed, [v for v in versions if not v.deleted])
-        if problems:
-            raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
-                                          f"subject \"{subject}\", details: [{', '.join(problems)}]")
-        if schema_id is None:
-            schema_id = self.next_id
-            self.next_id += 1
-            self.ids[identity(parsed, used)] = schema_id
+        for v in versions:  # the subject holds it already: its id back
+            if not v.deleted and (v.schema_id == existing or v.schema_id == schema_id and self._key(v.schema_id) == key):
+                if schema_id is not None and schema_id != v.schema_id:
+                    raise RegistryError(422, 42207, f"Schema already registered with id {v.schema_id} instead of "
+                                                    f"input id {schema_id}")
+                return v.schema_id
+        imported = schema_id is not None or version is not None
+        self._check_register_mode(subject, imported)
+        if not imported:
+            problems = self.check(subject, parsed, [v for v in versions if not v.deleted])
+            if problems:
+                raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema "
+                                              f"for subject \"{subject}\", details: [{', '.join(problems)}]")
+        if schema_id is not None:
+            if schema_id in self.schemas and self._key(schema_id) != key:
+                raise RegistryError(422, 42205, f"Overwrite new schema with id {schema_id} is not permitted.")
+            self.next_id = max(self.next_id, schema_id + 1)
+        elif existing is None:
+            schema_id, self.next_id = self.next_id, self.next_id + 1
+        else:
+            schema_id = existing
+        if schema_id not in self.schemas:
+            self.ids.setdefault(key, schema_id)
             self.schemas[schema_id] = parsed
             if used:
                 self.references[schema_id] = used
-        version = Version(self._next_version(subject), schema_id)
-        self.subjects[subject] = versions + [version]
-        self._journal_version(subject, version)
+        number = self._next_version(subject) if version is None else version
+        if any(v.version == number for v in versions):
+            raise RegistryError(422, 42205, f"Overwrite new schema with version {number} is not permitted.")
+        added = Version(number, schema_id)
+        self.subjects[subject] = sorted(versions + [added], key=lambda v: v.version)
+        self._journal_version(subject, added)
         return schema_id
+
+    def _key(self, schema_id: int) -> str:
+        return identity(self.schemas[schema_id], self.references.get(schema_id, ()))
+
+    def _check_register_mode(self, subject: str, imported: bool) -> None:
+        """Confluent's rule: READONLY refuses, an id or version needs IMPORT, and without one READWRITE."""
+        mode = self.mode_of(subject)
+        self._writable(subject)
+        if imported and mode != "IMPORT":
+            raise RegistryError(422, 42205, f"Subject {subject} is not in import mode")
+        if not imported and mode != "READWRITE":
+            raise RegistryError(422, 42205, f"Subject {subject} is not in read-write mode")
 
     def _journal_version(self, subject: str, v: Version) -> None:
         self.journal.append((store.schema_key(subject, v.version), {
@@ -286,7 +316,11 @@ class SchemaRegistry:
         """A schema no version holds any more (all permanently deleted) leaves the id table; ids never return."""
         used = {v.schema_id for vs in self.subjects.values() for v in vs}
         for schema_id in [i for i in self.schemas if i not in used]:
-            del self.ids[identity(self.schemas.pop(schema_id), self.references.pop(schema_id, ()))]
+            key = self._key(schema_id)
+            del self.schemas[schema_id]
+            self.references.pop(schema_id, None)
+            if self.ids.get(key) == schema_id:  # (an imported id may share its schema with another id)
+                del self.ids[key]
 
     def _writable(self, subject: str) -> None:
         if self.mode_of(subject) == "READONLY":
@@ -326,10 +360,13 @@ class SchemaRegistry:
             self.journal.append((store.mode_key(subject), None))
         return mode
 
-    def set_mode(self, subject: str | None, mode: object) -> str:
+    def set_mode(self, subject: str | None, mode: object, force: bool = False) -> str:
+        """Set the global or the subject's mode; IMPORT only where no live schema is yet (or with `force`)."""
         if not isinstance(mode, str) or mode.upper() not in MODES:
-            raise RegistryError(422, 42204, f"Invalid mode. Valid values are {', '.join(MODES)} (IMPORT is not "
-                                            f"served by mockbroker)")
+            raise RegistryError(422, 42204, f"Invalid mode. Valid values are {', '.join(MODES)}")
+        if mode.upper() == "IMPORT" and self.mode_of(subject) != "IMPORT" and not force and (
+                self.subject_names() if subject is None else subject in self.subject_names()):
+            raise RegistryError(422, 42205, "Cannot import since found existing subjects")
         if subject is None:
             self.mode = mode.upper()
         else:
@@ -338,9 +375,10 @@ class SchemaRegistry:
         self.journal.append((store.mode_key(subject), {"mode": mode.upper()}))
         return mode.upper()
 
-    def parse_schema(self, text: object, schema_type: object,
-                     references: object = None) -> tuple[ParsedSchema, tuple[Reference, ...]]:
-        """The schema, and its references with "latest" (-1) resolved; 42201 when either is invalid."""
+    def parse_schema(self, text: object, schema_type: object, references: object = None,
+                     normalize: bool = False) -> tuple[ParsedSchema, tuple[Reference, ...]]:
+        """The schema (normalized: registry/schemas.py's `normalize`), and its references with "latest" (-1)
+        resolved; 42201 when either is invalid."""
         if schema_type not in SCHEMA_TYPES:
             raise invalid_schema(f"Invalid schema type {schema_type!r}: mockbroker's registry serves "
                                  f"{', '.join(SCHEMA_TYPES)}")
@@ -348,7 +386,8 @@ class SchemaRegistry:
             raise invalid_schema("Invalid schema: the schema must be a string")
         try:
             used = self._resolve_latest(refs.read(references))
-            return types.parse(schema_type, text, self.referenced(used)), used
+            parsed = types.parse(schema_type, text, self.referenced(used))
+            return (types.normalize(parsed) if normalize else parsed), used
         except (InvalidSchema, ValueError) as exc:
             raise invalid_schema(str(exc) if isinstance(exc, InvalidSchema) else f"Invalid schema: {exc}") from None
 

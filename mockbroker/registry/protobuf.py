@@ -97,6 +97,34 @@ def parse(text: str, referenced: dict[str, ProtobufSchema] | None = None) -> Pro
     return schema
 
 
+def normalized(schema: ProtobufSchema) -> ProtobufSchema:
+    """The schema as `normalize=true` registers it: every message's fields in number order, imports sorted,
+    served as its rendering (so texts differing only in field order or layout are one schema)."""
+    proto = FDP()
+    proto.CopyFrom(schema.file)
+
+    def sort(messages: Any) -> None:
+        for message in messages:
+            fields = sorted(message.field, key=lambda f: f.number)
+            copies = [F() for _ in fields]
+            for copy, f in zip(copies, fields, strict=True):
+                copy.CopyFrom(f)
+            del message.field[:]
+            message.field.extend(copies)
+            sort(message.nested_type)
+
+    sort(proto.message_type)
+    if not proto.public_dependency and not proto.weak_dependency:
+        dependencies = sorted(proto.dependency)
+        del proto.dependency[:]
+        proto.dependency.extend(dependencies)
+    identity = FDP()
+    identity.CopyFrom(proto)
+    identity.ClearField("name")
+    return ProtobufSchema(proto, schema.imports, base64.b64encode(identity.SerializeToString(
+        deterministic=True)).decode(), render(proto))
+
+
 def _from_base64(text: str) -> Any:
     """The FileDescriptorProto a base64 text holds, or None when the text is not one (then it is `.proto`)."""
     if not text or any(c.isspace() or c in ";{}\"" for c in text.strip()):

@@ -5,6 +5,7 @@ alone never loads jsonschema or protobuf."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mockbroker.extras import MissingExtraError
@@ -47,6 +48,16 @@ def parse(schema_type: str, text: str, referenced: dict[str, ParsedSchema] | Non
     from mockbroker.registry import avro
 
     return avro.parse(text, [cast(AvroSchema, s) for s in referenced.values() if s.schema_type == "AVRO"])
+
+
+def normalize(schema: ParsedSchema) -> ParsedSchema:
+    """The schema as `normalize=true` registers and looks it up: Avro and JSON Schema as their canonical text
+    (keys sorted; their identity already is), Protobuf with its fields in number order (protobuf.normalized)."""
+    if schema.schema_type == "PROTOBUF":
+        from mockbroker.registry import protobuf
+
+        return protobuf.normalized(cast("ProtobufSchema", schema))
+    return replace(schema, text=schema.canonical)
 
 
 def incompatibilities(reader: ParsedSchema, writer: ParsedSchema) -> list[Problem]:

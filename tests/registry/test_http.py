@@ -113,7 +113,8 @@ async def test_config_compatibility_and_mode(api: Client) -> None:
     assert await api("GET", "/mode") == (200, {"mode": "READWRITE"})
     assert await api("PUT", "/mode", {"mode": "READONLY"}) == (200, {"mode": "READONLY"})
     assert error(*await api("POST", "/subjects/t/versions", {"schema": V1})) == (422, 42205)
-    assert error(*await api("PUT", "/mode", {"mode": "IMPORT"})) == (422, 42204)
+    assert error(*await api("PUT", "/mode", {"mode": "IMPORT"})) == (422, 42205)  # subjects exist
+    assert error(*await api("PUT", "/mode", {"mode": "SIDEWAYS"})) == (422, 42204)
     assert await api("PUT", "/mode/t", {"mode": "READWRITE"}) == (200, {"mode": "READWRITE"})
     assert await api("GET", "/mode/t") == (200, {"mode": "READWRITE"})
     assert error(*await api("GET", "/mode/u")) == (404, 40409)
