@@ -7,7 +7,8 @@ an extra). These features need more, each named by an extra of pyproject.toml:
     extra       packages               features
     http        aiohttp                the HTTP endpoint: JSON control API and web console (--http-port)
     security    cryptography, PyJWT    TLS listeners (SSL, SASL_SSL); OAUTHBEARER with signed tokens
-    registry    fastavro               the Schema Registry beside the broker (--schema-registry-port)
+    registry    fastavro, jsonschema,  the Schema Registry beside the broker (--schema-registry-port), its
+                protobuf, grpcio-tools Avro, JSON Schema and Protobuf schemas
     telemetry   opentelemetry-proto    decoding what clients push with KIP-714 (broker.client_metrics())
     all         all of the above
 
@@ -25,6 +26,9 @@ from types import ModuleType
 EXTRAS: dict[str, tuple[str, str]] = {
     "aiohttp": ("http", "aiohttp"),
     "fastavro": ("registry", "fastavro"),
+    "jsonschema": ("registry", "jsonschema"),
+    "google.protobuf": ("registry", "protobuf"),
+    "grpc_tools": ("registry", "grpcio-tools"),
     "cryptography": ("security", "cryptography"),
     "jwt": ("security", "PyJWT"),
     "opentelemetry.proto.metrics.v1.metrics_pb2": ("telemetry", "opentelemetry-proto"),

@@ -17,6 +17,7 @@ and the path in the reader schema where it happened.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,19 +64,23 @@ class AvroSchema:
     named: dict[str, Any]
     canonical: str
     text: str
+    schema_type: str = "AVRO"
 
     def parsing_canonical_form(self) -> str:
         return str(fastavro_schema.to_parsing_canonical_form(self.parsed))
 
 
-def parse(text: str) -> AvroSchema:
-    """The schema of `text` (Avro's JSON form); InvalidSchema when it is not one."""
+def parse(text: str, referenced: Iterable[AvroSchema] = ()) -> AvroSchema:
+    """The schema of `text` (Avro's JSON form), which may name the named types of the `referenced` schemas
+    (Confluent's references); InvalidSchema when it is not one."""
     try:
         raw = loads(text, max_depth=MAX_DEPTH)
     except JsonLimitError as exc:
         raise InvalidSchema(f"Invalid schema: not JSON ({exc})") from None
     _check_shape(raw)
     named: dict[str, Any] = {}
+    for other in referenced:
+        named.update(other.named)
     try:
         parsed = fastavro_schema.parse_schema(raw, named_schemas=named, _write_hint=False)
     except Exception as exc:  # fastavro raises SchemaParseException, ValueError, TypeError, KeyError...
@@ -124,6 +129,11 @@ class Incompatibility:
 
     def describe(self, reader: str, writer: str) -> str:
         return self.template.replace("{reader}", reader).replace("{writer}", writer)
+
+    def message(self, reader: str, writer: str) -> str:
+        """Confluent's verbose message for it, naming the schemas' roles ("new", "old")."""
+        return (f"{{errorType:'{self.error_type}', description:'{self.describe(reader, writer)}', "
+                f"additionalInfo:'{self.additional_info}'}}")
 
 
 def _type_name(schema: Any) -> str:

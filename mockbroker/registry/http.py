@@ -5,8 +5,9 @@ a traceback. The state is a SchemaRegistry (registry/model.py), read and changed
 
 Served: subjects and versions (register, look up, list, get, `?deleted=true`, soft and permanent deletes),
 schemas by id (schema, subjects, versions), /schemas/types, /config and /config/{subject}, /compatibility
-(with `verbose`), /mode and /mode/{subject} (READWRITE, READONLY). Not served: references, IMPORT mode,
-contexts, metadata and rules, JSON Schema and Protobuf (42201 names the type).
+(with `verbose`), /mode and /mode/{subject} (READWRITE, READONLY); schemaType AVRO, JSON and PROTOBUF
+(`?format=serialized`: a Protobuf schema as its base64 descriptor), references and /referencedby. Not
+served: IMPORT mode, contexts, metadata and rules.
 """
 
 from __future__ import annotations
@@ -103,36 +104,31 @@ class RegistryApi:
             case "GET", []:
                 return reg.subject_names(deleted=deleted)
             case "POST", [subject]:
-                schema_type = body.get("schemaType", "AVRO")
-                self._no_references(body)
-                v = reg.lookup(subject, body.get("schema"), schema_type, deleted=deleted)
+                v = reg.lookup(subject, body.get("schema"), body.get("schemaType", "AVRO"), deleted=deleted,
+                               references=body.get("references"), normalize=_flag(request, "normalize"))
                 return self._version_body(subject, v)
             case "DELETE", [subject]:
                 return reg.delete_subject(subject, permanent=_flag(request, "permanent"))
             case "GET", [subject, "versions"]:
                 return [v.version for v in reg.versions(subject, deleted=deleted)]
             case "POST", [subject, "versions"]:
-                self._no_references(body)
-                return {"id": reg.register(subject, body.get("schema"), body.get("schemaType", "AVRO"))}
+                return {"id": reg.register(subject, body.get("schema"), body.get("schemaType", "AVRO"),
+                                           body.get("references"), _flag(request, "normalize"),
+                                           _given(body, "id", 0), _given(body, "version", 1))}
             case "GET", [subject, "versions", version]:
-                return self._version_body(subject, reg.version(subject, version, deleted=deleted))
+                return self._version_body(subject, reg.version(subject, version, deleted=deleted),
+                                          request.query.get("format"))
             case "GET", [subject, "versions", version, "schema"]:
                 return reg.schema(reg.version(subject, version, deleted=deleted).schema_id).text
             case "GET", [subject, "versions", version, "referencedby"]:
-                reg.version(subject, version, deleted=deleted)
-                return []  # references are not served: nothing refers to anything
+                return reg.referenced_by(subject, version)
             case "DELETE", [subject, "versions", version]:
                 return reg.delete_version(subject, version, permanent=_flag(request, "permanent"))
         raise self._not_found(method, rest, ["GET", "POST", "DELETE"])
 
-    def _version_body(self, subject: str, v: Version) -> dict[str, Any]:
+    def _version_body(self, subject: str, v: Version, fmt: str | None = None) -> dict[str, Any]:
         return {"subject": subject, "version": v.version, "id": v.schema_id,
-                "schema": self.registry.schema(v.schema_id).text}
-
-    @staticmethod
-    def _no_references(body: Any) -> None:
-        if body.get("references"):
-            raise RegistryError(422, 42201, "Invalid schema: references are not served by mockbroker's registry")
+                **self.registry.schema_body(v.schema_id, fmt)}
 
     # -- /schemas ------------------------------------------------------------------------------
     def schemas(self, method: str, rest: list[str], request: web.BaseRequest, body: Any) -> Any:
@@ -145,7 +141,7 @@ class RegistryApi:
             schema_id = _schema_id(rest[1])
             match rest[2:]:
                 case []:
-                    return {"schema": reg.schema(schema_id).text}
+                    return reg.schema_body(schema_id, request.query.get("format"))
                 case ["schema"]:
                     return reg.schema(schema_id).text
                 case ["subjects"]:
@@ -183,7 +179,7 @@ class RegistryApi:
                 raise RegistryError(404, 40409, f"Subject '{subject}' does not have subject-level mode configured")
             return {"mode": reg.mode_of(subject)}
         if method == "PUT":
-            return {"mode": reg.set_mode(subject, body.get("mode"))}
+            return {"mode": reg.set_mode(subject, body.get("mode"), _flag(request, "force"))}
         if method == "DELETE":
             return {"mode": reg.delete_mode(subject)}
         raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
@@ -198,9 +194,8 @@ class RegistryApi:
                 pass
             case _:
                 raise RegistryError(404, 404, "HTTP 404 Not Found")
-        self._no_references(body)
         messages = self.registry.test_compatibility(subject, body.get("schema"), version,
-                                                    body.get("schemaType", "AVRO"))
+                                                    body.get("schemaType", "AVRO"), body.get("references"))
         answer: dict[str, Any] = {"is_compatible": not messages}
         if _flag(request, "verbose"):
             answer["messages"] = messages
@@ -211,6 +206,18 @@ class RegistryApi:
         if method not in methods:
             return RegistryError(405, 405, "HTTP 405 Method Not Allowed")
         return RegistryError(404, 404, "HTTP 404 Not Found")
+
+
+def _given(body: dict[str, Any], name: str, least: int) -> int | None:
+    """A register body's explicit `id` or `version` (IMPORT mode): None when absent, -1 or 0 (Confluent's
+    "not given"); 42201 / 42202 when it is not a number in range."""
+    value = body.get(name)
+    unset = (-1, 0) if name == "version" else (-1,)
+    if value is None or (not isinstance(value, bool) and value in unset):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= 2**31 - 1:
+        raise RegistryError(422, 42202 if name == "version" else 42201, f"Invalid {name} {value!r}")
+    return value
 
 
 def _schema_id(text: str) -> int:

@@ -1,9 +1,9 @@
 """The Schema Registry's state, without I/O: subjects and their versions, schemas by global id, soft and
 permanent deletes, compatibility levels and modes, global and per subject, as Confluent's Schema Registry
-keeps them. Only Avro schemas (mockbroker/registry/avro.py); every refusal is a RegistryError carrying
+keeps them. Avro, JSON Schema and Protobuf schemas (registry/schemas.py picks each type's module); every refusal is a RegistryError carrying
 Confluent's HTTP status and error code, which the HTTP app (registry/http.py) sends as it is.
 
-- An identical schema (the same canonical text) has one id wherever it is registered; registering it again
+- An identical schema (the same type and canonical text) has one id wherever it is registered; registering it again
   under a subject that holds it (not deleted) gives its id back and no new version.
 - Versions count from 1 per subject and keep counting after deletes; a soft delete hides a version (or a
   whole subject) from reads without `deleted`, a permanent one removes what was soft-deleted first.
@@ -17,13 +17,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockbroker.registry import references as refs
+from mockbroker.registry import schemas as types
 from mockbroker.registry import store
-from mockbroker.registry.avro import AvroSchema, InvalidSchema, incompatibilities, parse
+from mockbroker.registry.avro import InvalidSchema
+from mockbroker.registry.references import Reference
+from mockbroker.registry.schemas import ParsedSchema
 
 LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE")
-MODES = ("READWRITE", "READONLY")
+MODES = ("READWRITE", "READONLY", "IMPORT")
 MAX_VERSION = 2**31 - 1
-SCHEMA_TYPES = ("AVRO",)  # what is served; Confluent's also has JSON and PROTOBUF
+SCHEMA_TYPES = types.TYPES
 
 
 class RegistryError(Exception):
@@ -56,8 +60,9 @@ class SchemaRegistry:
     compatibility: str = "BACKWARD"
     mode: str = "READWRITE"
     subjects: dict[str, list[Version]] = field(default_factory=dict)
-    schemas: dict[int, AvroSchema] = field(default_factory=dict)
-    ids: dict[str, int] = field(default_factory=dict)  # canonical text -> id
+    schemas: dict[int, ParsedSchema] = field(default_factory=dict)
+    ids: dict[str, int] = field(default_factory=dict)  # identity (type, canonical text, references) -> id
+    references: dict[int, tuple[Reference, ...]] = field(default_factory=dict)  # a schema's, by its id
     subject_compatibility: dict[str, str] = field(default_factory=dict)
     subject_mode: dict[str, str] = field(default_factory=dict)
     next_id: int = 1
@@ -87,7 +92,7 @@ class SchemaRegistry:
                 return v
         raise RegistryError(404, 40402, f"Version {number} not found.")
 
-    def schema(self, schema_id: int) -> AvroSchema:
+    def schema(self, schema_id: int) -> ParsedSchema:
         if schema_id not in self.schemas:
             raise RegistryError(404, 40403, f"Schema {schema_id} not found")
         return self.schemas[schema_id]
@@ -98,11 +103,12 @@ class SchemaRegistry:
         return [(s, v.version) for s, vs in sorted(self.subjects.items()) for v in vs
                 if v.schema_id == schema_id and (deleted or not v.deleted)]
 
-    def lookup(self, subject: str, text: str, schema_type: str = "AVRO", deleted: bool = False) -> Version:
+    def lookup(self, subject: str, text: str, schema_type: str = "AVRO", deleted: bool = False,
+               references: object = None, normalize: bool = False) -> Version:
         """The subject's version holding this schema; 40401 (no such subject) or 40403 (not under it)."""
         versions = self.versions(subject, deleted=deleted)
-        parsed = self.parse_schema(text, schema_type)
-        schema_id = self.ids.get(parsed.canonical)
+        parsed, used = self.parse_schema(text, schema_type, references, normalize)
+        schema_id = self.ids.get(identity(parsed, used))
         for v in versions:
             if v.schema_id == schema_id:
                 return v
@@ -124,42 +130,88 @@ class SchemaRegistry:
         return self.mode
 
     # -- registering -----------------------------------------------------------------------------
-    def register(self, subject: str, text: str, schema_type: str = "AVRO") -> int:
-        """Register the schema under the subject (a new version unless it is there); its id. 42201 invalid,
-        409 incompatible, 42205 read-only."""
+    def register(self, subject: str, text: str, schema_type: str = "AVRO", references: object = None,
+                 normalize: bool = False, schema_id: int | None = None, version: int | None = None) -> int:
+        """Register the schema under the subject (a new version unless it is there); its id. With `schema_id`
+        or `version` (IMPORT mode only) those are the schema's id and version, and no compatibility is checked.
+        42201 invalid (or a reference to nothing), 409 incompatible, 42205 the mode forbids it or the id or
+        version holds another schema, 42207 the subject holds the schema under another id."""
         check_subject(subject)
-        parsed = self.parse_schema(text, schema_type)
-        schema_id = self.ids.get(parsed.canonical)
+        parsed, used = self.parse_schema(text, schema_type, references, normalize)
+        key = identity(parsed, used)
+        existing = self.ids.get(key)
         versions = self.subjects.get(subject, [])
-        for v in versions:
-            if v.schema_id == schema_id and not v.deleted:
-                return schema_id
-        self._writable(subject)
-        problems = self.check(subject, parsed, [v for v in versions if not v.deleted])
-        if problems:
-            raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema for "
-                                          f"subject \"{subject}\", details: [{', '.join(problems)}]")
-        if schema_id is None:
-            schema_id = self.next_id
-            self.next_id += 1
-            self.ids[parsed.canonical] = schema_id
+        for v in versions:  # the subject holds it already: its id back
+            if not v.deleted and (v.schema_id == existing or v.schema_id == schema_id and self._key(v.schema_id) == key):
+                if schema_id is not None and schema_id != v.schema_id:
+                    raise RegistryError(422, 42207, f"Schema already registered with id {v.schema_id} instead of "
+                                                    f"input id {schema_id}")
+                return v.schema_id
+        imported = schema_id is not None or version is not None
+        self._check_register_mode(subject, imported)
+        if not imported:
+            problems = self.check(subject, parsed, [v for v in versions if not v.deleted])
+            if problems:
+                raise RegistryError(409, 409, f"Schema being registered is incompatible with an earlier schema "
+                                              f"for subject \"{subject}\", details: [{', '.join(problems)}]")
+        if schema_id is not None:
+            if schema_id in self.schemas and self._key(schema_id) != key:
+                raise RegistryError(422, 42205, f"Overwrite new schema with id {schema_id} is not permitted.")
+            self.next_id = max(self.next_id, schema_id + 1)
+        elif existing is None:
+            schema_id, self.next_id = self.next_id, self.next_id + 1
+        else:
+            schema_id = existing
+        if schema_id not in self.schemas:
+            self.ids.setdefault(key, schema_id)
             self.schemas[schema_id] = parsed
-        version = Version(self._next_version(subject), schema_id)
-        self.subjects[subject] = versions + [version]
-        self._journal_version(subject, version)
+            if used:
+                self.references[schema_id] = used
+        number = self._next_version(subject) if version is None else version
+        if any(v.version == number for v in versions):
+            raise RegistryError(422, 42205, f"Overwrite new schema with version {number} is not permitted.")
+        added = Version(number, schema_id)
+        self.subjects[subject] = sorted(versions + [added], key=lambda v: v.version)
+        self._journal_version(subject, added)
         return schema_id
+
+    def _key(self, schema_id: int) -> str:
+        return identity(self.schemas[schema_id], self.references.get(schema_id, ()))
+
+    def _check_register_mode(self, subject: str, imported: bool) -> None:
+        """Confluent's rule: READONLY refuses, an id or version needs IMPORT, and without one READWRITE."""
+        mode = self.mode_of(subject)
+        self._writable(subject)
+        if imported and mode != "IMPORT":
+            raise RegistryError(422, 42205, f"Subject {subject} is not in import mode")
+        if not imported and mode != "READWRITE":
+            raise RegistryError(422, 42205, f"Subject {subject} is not in read-write mode")
 
     def _journal_version(self, subject: str, v: Version) -> None:
         self.journal.append((store.schema_key(subject, v.version), {
-            "subject": subject, "version": v.version, "id": v.schema_id, "schema": self.schemas[v.schema_id].text,
+            "subject": subject, "version": v.version, "id": v.schema_id, **self.schema_body(v.schema_id),
             "deleted": v.deleted}))
+
+    def schema_body(self, schema_id: int, fmt: str | None = None) -> dict[str, Any]:
+        """The schema as Confluent's bodies give it: its text (a Protobuf one as its base64 descriptor with
+        `fmt` "serialized"), and its type unless it is Avro."""
+        schema = self.schema(schema_id)
+        text = schema.text
+        if fmt == "serialized" and schema.schema_type == "PROTOBUF":
+            text = schema.serialized()  # type: ignore[union-attr]
+        body: dict[str, Any] = {"schema": text}
+        if schema.schema_type != "AVRO":
+            body["schemaType"] = schema.schema_type
+        if self.references.get(schema_id):
+            body["references"] = [r.body() for r in self.references[schema_id]]
+        return body
 
     def _next_version(self, subject: str) -> int:
         """Versions keep counting past deleted ones (Confluent's next version after the highest it had)."""
         versions = self.subjects.get(subject, [])
         return max(self.version_high.get(subject, 0), versions[-1].version if versions else 0) + 1
 
-    def check(self, subject: str, new: AvroSchema, against: list[Version], level: str | None = None) -> list[str]:
+    def check(self, subject: str, new: ParsedSchema, against: list[Version], level: str | None = None) -> list[str]:
         """Why `new` may not follow `against` (oldest first) under the subject's level; empty when it may."""
         level = level or self.compatibility_of(subject)
         if level == "NONE" or not against:
@@ -169,14 +221,16 @@ class SchemaRegistry:
         messages: list[str] = []
         for old in reversed(olds):
             old_schema = self.schemas[old.schema_id]
-            found = []
+            if old_schema.schema_type != new.schema_type:
+                messages += ["Incompatible because of different schema type", f"{{oldSchemaVersion: {old.version}}}",
+                             f"{{oldSchema: '{old_schema.text}'}}"]
+                continue
+            found: list[tuple[types.Problem, str, str]] = []
             if base in ("BACKWARD", "FULL"):  # the new schema reads the old one's data
-                found += [(p, "new", "old") for p in incompatibilities(new, old_schema)]
+                found += [(p, "new", "old") for p in types.incompatibilities(new, old_schema)]
             if base in ("FORWARD", "FULL"):  # the old schema reads the new one's
-                found += [(p, "old", "new") for p in incompatibilities(old_schema, new)]
-            for problem, reader, writer in found:
-                messages.append(f"{{errorType:'{problem.error_type}', description:'{problem.describe(reader, writer)}', "
-                                f"additionalInfo:'{problem.additional_info}'}}")
+                found += [(p, "old", "new") for p in types.incompatibilities(old_schema, new)]
+            messages += [problem.message(reader, writer) for problem, reader, writer in found]
             if found:
                 messages += [f"{{oldSchemaVersion: {old.version}}}", f"{{oldSchema: '{old_schema.text}'}}"]
         if messages:
@@ -184,10 +238,10 @@ class SchemaRegistry:
         return messages
 
     def test_compatibility(self, subject: str, text: str, version: str | int | None,
-                           schema_type: str = "AVRO") -> list[str]:
+                           schema_type: str = "AVRO", references: object = None) -> list[str]:
         """Why the schema would be refused against one version (or, None, the versions its level names)."""
         check_subject(subject)
-        parsed = self.parse_schema(text, schema_type)
+        parsed, _ = self.parse_schema(text, schema_type, references)
         if version is None:
             live = [v for v in self.subjects.get(subject, []) if not v.deleted]
             return self.check(subject, parsed, live)
@@ -219,6 +273,7 @@ class SchemaRegistry:
             raise RegistryError(404, 40404, f"Subject '{subject}' was soft deleted.Set permanent=true to delete "
                                             f"permanently")
         self._writable(subject)
+        self._unreferenced(subject, live)
         for v in live:
             v.deleted = True
         self.journal.append((store.delete_subject_key(subject), {"subject": subject, "version": live[-1].version}))
@@ -252,6 +307,7 @@ class SchemaRegistry:
             raise RegistryError(404, 40406, f"Subject '{subject}' Version {number} was soft deleted.Set "
                                             f"permanent=true to delete permanently")
         self._writable(subject)
+        self._unreferenced(subject, [target])
         target.deleted = True
         self._journal_version(subject, target)
         return number
@@ -260,7 +316,11 @@ class SchemaRegistry:
         """A schema no version holds any more (all permanently deleted) leaves the id table; ids never return."""
         used = {v.schema_id for vs in self.subjects.values() for v in vs}
         for schema_id in [i for i in self.schemas if i not in used]:
-            del self.ids[self.schemas.pop(schema_id).canonical]
+            key = self._key(schema_id)
+            del self.schemas[schema_id]
+            self.references.pop(schema_id, None)
+            if self.ids.get(key) == schema_id:  # (an imported id may share its schema with another id)
+                del self.ids[key]
 
     def _writable(self, subject: str) -> None:
         if self.mode_of(subject) == "READONLY":
@@ -300,10 +360,13 @@ class SchemaRegistry:
             self.journal.append((store.mode_key(subject), None))
         return mode
 
-    def set_mode(self, subject: str | None, mode: object) -> str:
+    def set_mode(self, subject: str | None, mode: object, force: bool = False) -> str:
+        """Set the global or the subject's mode; IMPORT only where no live schema is yet (or with `force`)."""
         if not isinstance(mode, str) or mode.upper() not in MODES:
-            raise RegistryError(422, 42204, f"Invalid mode. Valid values are {', '.join(MODES)} (IMPORT is not "
-                                            f"served by mockbroker)")
+            raise RegistryError(422, 42204, f"Invalid mode. Valid values are {', '.join(MODES)}")
+        if mode.upper() == "IMPORT" and self.mode_of(subject) != "IMPORT" and not force and (
+                self.subject_names() if subject is None else subject in self.subject_names()):
+            raise RegistryError(422, 42205, "Cannot import since found existing subjects")
         if subject is None:
             self.mode = mode.upper()
         else:
@@ -312,16 +375,58 @@ class SchemaRegistry:
         self.journal.append((store.mode_key(subject), {"mode": mode.upper()}))
         return mode.upper()
 
-    def parse_schema(self, text: object, schema_type: object) -> AvroSchema:
+    def parse_schema(self, text: object, schema_type: object, references: object = None,
+                     normalize: bool = False) -> tuple[ParsedSchema, tuple[Reference, ...]]:
+        """The schema (normalized: registry/schemas.py's `normalize`), and its references with "latest" (-1)
+        resolved; 42201 when either is invalid."""
         if schema_type not in SCHEMA_TYPES:
             raise invalid_schema(f"Invalid schema type {schema_type!r}: mockbroker's registry serves "
                                  f"{', '.join(SCHEMA_TYPES)}")
         if not isinstance(text, str):
             raise invalid_schema("Invalid schema: the schema must be a string")
         try:
-            return parse(text)
-        except InvalidSchema as exc:
-            raise invalid_schema(str(exc)) from None
+            used = self._resolve_latest(refs.read(references))
+            parsed = types.parse(schema_type, text, self.referenced(used))
+            return (types.normalize(parsed) if normalize else parsed), used
+        except (InvalidSchema, ValueError) as exc:
+            raise invalid_schema(str(exc) if isinstance(exc, InvalidSchema) else f"Invalid schema: {exc}") from None
+
+    def _resolve_latest(self, references: tuple[Reference, ...]) -> tuple[Reference, ...]:
+        return tuple(Reference(r.name, r.subject, self.version(r.subject, -1).version) if r.version == -1 else r
+                     for r in references)
+
+    def referenced(self, references: tuple[Reference, ...], depth: int = 0) -> dict[str, ParsedSchema]:
+        """The schemas the references name, by reference name, with theirs (transitively); 42201 for a
+        reference to a subject version that is not there (or soft-deleted)."""
+        found: dict[str, ParsedSchema] = {}
+        for r in references:
+            try:
+                schema_id = self.version(r.subject, r.version).schema_id
+            except RegistryError:
+                raise invalid_schema(f"Invalid schema: reference {r.name!r} names subject {r.subject!r} version "
+                                     f"{r.version}, which is not there") from None
+            if depth < 32:
+                found.update(self.referenced(self.references.get(schema_id, ()), depth + 1))
+            found[r.name] = self.schemas[schema_id]
+        return found
+
+    def referenced_by(self, subject: str, version: str | int) -> list[int]:
+        """The ids of the schemas that refer to the subject's version (held by a live version)."""
+        number = self.version(subject, version).version
+        live = {v.schema_id for vs in self.subjects.values() for v in vs if not v.deleted}
+        return [i for i in refs.referencing(self.references, subject, number) if i in live]
+
+    def _unreferenced(self, subject: str, versions: list[Version]) -> None:
+        for v in versions:
+            if not v.deleted and self.referenced_by(subject, v.version):
+                raise RegistryError(422, 42206, f"One or more references exist to the schema "
+                                                f"{{magic=1,keytype=SCHEMA,subject={subject},version={v.version}}}.")
+
+
+def identity(schema: ParsedSchema, references: tuple[Reference, ...] = ()) -> str:
+    """What makes two schemas one id: their type, canonical text and references."""
+    kind = "" if schema.schema_type == "AVRO" else f"{schema.schema_type} "
+    return kind + schema.canonical + refs.identity(references)
 
 
 def parse_version(version: str | int) -> int:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mockbroker.bounded_json import JsonLimitError, loads
-from mockbroker.registry.model import RegistryError, SchemaRegistry, Version
+from mockbroker.registry.model import RegistryError, SchemaRegistry, Version, identity
 from mockbroker.registry.store import TOPIC
 
 log = logging.getLogger("mockbroker.registry")
@@ -69,9 +69,12 @@ def _apply_schema(registry: SchemaRegistry, subject: str, number: int, value: di
     if value is not None:
         schema_id = int(value["id"])
         if schema_id not in registry.schemas:
-            parsed = registry.parse_schema(value["schema"], value.get("schemaType", "AVRO"))
+            parsed, used = registry.parse_schema(value["schema"], value.get("schemaType", "AVRO"),
+                                                 value.get("references"))
             registry.schemas[schema_id] = parsed
-            registry.ids.setdefault(parsed.canonical, schema_id)
+            registry.ids.setdefault(identity(parsed, used), schema_id)
+            if used:
+                registry.references[schema_id] = used
         registry.next_id = max(registry.next_id, schema_id + 1)
         versions.append(Version(number, schema_id, bool(value.get("deleted", False))))
         versions.sort(key=lambda v: v.version)

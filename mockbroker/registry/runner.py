@@ -4,7 +4,8 @@ port, `--schema-registry-port`), MockBroker.stop calls `stop_registry`. aiohttp 
 only here, when a registry is asked for, so a broker without one never loads them.
 
 At start the `_schemas` topic (compacted, one partition) is created when missing and the registry is
-rebuilt from what it holds (registry/rebuild.py: on a data dir, what an earlier run registered); after
+rebuilt from what it holds (registry/rebuild.py: on a data dir, what an earlier run registered), then a
+NOOP record is appended (as Confluent's registry writes one at start); after
 each request the changes it made are appended to it as Confluent's records (registry/store.py)."""
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, por
         cluster.create_topic(store.TOPIC, 1, -1, dict(store.TOPIC_CONFIG))
     registry = SchemaRegistry()
     replay(registry, ((r.key, r.value) for r in records_of(cluster, store.TOPIC, 0)))
+    _append(cluster, appender, clock, [(store.noop_key(), None)])  # as Confluent's KafkaStore at start
     server = RegistryServer(registry, lambda records: _append(cluster, appender, clock, records))
     return await server.start(host, port, _ssl_context(tls))
 

@@ -10,7 +10,8 @@ Keys and values (Confluent's KafkaStore formats; a None value is a tombstone):
 - MODE    {"keytype": "MODE", "subject": null or a subject, "magic": 0} -> {"mode"}
 - DELETE_SUBJECT {"keytype": "DELETE_SUBJECT", "subject", "magic": 0} -> {"subject", "version"}: every
           version up to `version` soft-deleted
-- NOOP    {"keytype": "NOOP", "magic": 0} (read and skipped)
+- NOOP    {"keytype": "NOOP", "magic": 0} -> null: written at start, as Confluent's KafkaStore writes one to
+          know the end of the topic it must read; read and skipped
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ def mode_key(subject: str | None) -> dict[str, Any]:
 
 def delete_subject_key(subject: str) -> dict[str, Any]:
     return {"keytype": "DELETE_SUBJECT", "subject": subject, "magic": 0}
+
+
+def noop_key() -> dict[str, Any]:
+    return {"keytype": "NOOP", "magic": 0}
 
 
 def encode(record: Record) -> tuple[bytes, bytes | None]:

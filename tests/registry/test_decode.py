@@ -53,3 +53,25 @@ def test_without_a_registry_they_say_so(mockbroker: MockBroker) -> None:
         mockbroker.schemas()
     with pytest.raises(RuntimeError, match="schema_registry=True"):
         mockbroker.decoded_records("t")
+
+
+def test_json_and_protobuf_values_decode_too() -> None:
+    pytest.importorskip("jsonschema")
+    pytest.importorskip("grpc_tools")
+    from mockbroker.registry.decode import decode
+    from mockbroker.registry.model import SchemaRegistry
+
+    reg = SchemaRegistry()
+    json_id = reg.register("j", '{"type": "object"}', "JSON")
+    assert decode(reg, b"\x00" + struct.pack(">I", json_id) + b'{"a": 1}').data == {"a": 1}
+    text = 'syntax = "proto3";\nmessage A { int32 x = 1; }\nmessage B { string s = 1; message C { int64 n = 1; } }\n'
+    proto_id = reg.register("p", text, "PROTOBUF")
+    from google.protobuf import message_factory
+
+    pool = reg.schemas[proto_id].pool()  # type: ignore[union-attr]
+    c = message_factory.GetMessageClass(pool.FindMessageTypeByName("B.C"))(n=7)
+    framed = b"\x00" + struct.pack(">I", proto_id) + bytes([4, 2, 0]) + c.SerializeToString()  # indexes [1, 0]
+    assert decode(reg, framed).data == {"n": "7"}
+    a = message_factory.GetMessageClass(pool.FindMessageTypeByName("A"))(x=3)
+    assert decode(reg, b"\x00" + struct.pack(">I", proto_id) + b"\x00" + a.SerializeToString()).data == {"x": 3}
+    assert decode(reg, b"\x00" + struct.pack(">I", proto_id) + b"\x02\x09").error is not None

@@ -62,7 +62,7 @@ async def test_register_look_up_and_read(api: Client) -> None:
     assert await api("GET", "/schemas/ids/1/subjects") == (200, ["other", "users-value"])
     assert await api("GET", "/schemas/ids/1/versions") == (200, [{"subject": "other", "version": 1},
                                                                  {"subject": "users-value", "version": 1}])
-    assert await api("GET", "/schemas/types") == (200, ["AVRO"])
+    assert await api("GET", "/schemas/types") == (200, ["AVRO", "JSON", "PROTOBUF"])
     assert await api("GET", "/subjects/users-value/versions/1/referencedby") == (200, [])
 
 
@@ -113,7 +113,8 @@ async def test_config_compatibility_and_mode(api: Client) -> None:
     assert await api("GET", "/mode") == (200, {"mode": "READWRITE"})
     assert await api("PUT", "/mode", {"mode": "READONLY"}) == (200, {"mode": "READONLY"})
     assert error(*await api("POST", "/subjects/t/versions", {"schema": V1})) == (422, 42205)
-    assert error(*await api("PUT", "/mode", {"mode": "IMPORT"})) == (422, 42204)
+    assert error(*await api("PUT", "/mode", {"mode": "IMPORT"})) == (422, 42205)  # subjects exist
+    assert error(*await api("PUT", "/mode", {"mode": "SIDEWAYS"})) == (422, 42204)
     assert await api("PUT", "/mode/t", {"mode": "READWRITE"}) == (200, {"mode": "READWRITE"})
     assert await api("GET", "/mode/t") == (200, {"mode": "READWRITE"})
     assert error(*await api("GET", "/mode/u")) == (404, 40409)
@@ -215,3 +216,35 @@ async def test_the_remaining_routes(api: Client) -> None:
     assert await api("DELETE", "/mode") == (200, {"mode": "READONLY"})
     assert await api("GET", "/mode") == (200, {"mode": "READWRITE"})
     assert await api("DELETE", "/subjects/s/versions/latest") == (200, 1)
+
+
+async def test_references_import_normalize_and_serialized_over_http(api: Client) -> None:
+    address = json.dumps({"type": "record", "name": "Address", "fields": [{"name": "city", "type": "string"}]})
+    user = json.dumps({"type": "record", "name": "U", "fields": [{"name": "home", "type": "Address"}]})
+    ref = [{"name": "Address", "subject": "address", "version": 1}]
+    assert await api("POST", "/subjects/address/versions", {"schema": address}) == (200, {"id": 1})
+    assert await api("POST", "/subjects/user/versions", {"schema": user, "references": ref}) == (200, {"id": 2})
+    status, body = await api("GET", "/subjects/user/versions/1")
+    assert status == 200 and body["references"] == ref
+    assert (await api("GET", "/schemas/ids/2"))[1]["references"] == ref
+    assert (await api("POST", "/subjects/user", {"schema": user, "references": ref}))[1]["version"] == 1
+    assert await api("GET", "/subjects/address/versions/1/referencedby") == (200, [2])
+    assert error(*await api("DELETE", "/subjects/address/versions/1")) == (422, 42206)
+    assert error(*await api("POST", "/subjects/x/versions", {"schema": address, "id": 50})) == (422, 42205)
+    assert error(*await api("PUT", "/mode", {"mode": "IMPORT"})) == (422, 42205)
+    assert await api("PUT", "/mode/x", {"mode": "IMPORT"}) == (200, {"mode": "IMPORT"})
+    assert error(*await api("POST", "/subjects/x/versions", {"schema": address, "id": "50"})) == (422, 42201)
+    assert error(*await api("POST", "/subjects/x/versions", {"schema": address, "version": 0, "id": -1})) == (
+        422, 42205)  # neither given: import mode refuses
+    assert await api("POST", "/subjects/x/versions", {"schema": address, "id": 50, "version": 4}) == (200, {"id": 50})
+    assert await api("GET", "/subjects/x/versions") == (200, [4])
+    assert await api("PUT", "/mode?force=true", {"mode": "IMPORT"}) == (200, {"mode": "IMPORT"})
+    assert await api("PUT", "/mode", {"mode": "READWRITE"}) == (200, {"mode": "READWRITE"})
+    spaced = '{"type": "record", "fields": [], "name": "N"}'
+    assert await api("POST", "/subjects/n/versions?normalize=true", {"schema": spaced}) == (200, {"id": 51})
+    assert (await api("GET", "/schemas/ids/51"))[1] == {"schema": '{"fields":[],"name":"N","type":"record"}'}
+    proto = 'syntax = "proto3";\nmessage P { int32 a = 1; }\n'
+    assert await api("POST", "/subjects/p/versions", {"schema": proto, "schemaType": "PROTOBUF"}) == (200, {"id": 52})
+    status, body = await api("GET", "/schemas/ids/52?format=serialized")
+    assert status == 200 and body["schemaType"] == "PROTOBUF" and "message" not in body["schema"]
+    assert (await api("GET", "/subjects/p/versions/1?format=serialized"))[1]["schema"] == body["schema"]

@@ -73,7 +73,8 @@ def test_levels_and_modes_are_global_with_subject_overrides() -> None:
     assert code(reg.delete_subject, "s") == 42205
     reg.set_mode("t", "READWRITE")
     assert reg.register("t", schema("q")) == 3
-    assert code(reg.set_mode, None, "IMPORT") == 42204
+    assert code(reg.set_mode, None, "IMPORT") == 42205  # subjects exist
+    assert code(reg.set_mode, None, "SIDEWAYS") == 42204
 
 
 @pytest.mark.parametrize("version", ["0", "-2", "2147483648", "x", "1.5", "", 0])

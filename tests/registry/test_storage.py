@@ -71,7 +71,7 @@ def test_the_registry_comes_back_after_a_restart_on_a_data_dir(tmp_path: Path) -
         req = urllib.request.Request(f"{url}/config/a", method="PUT", data=b'{"compatibility": "NONE"}')
         urllib.request.urlopen(req, timeout=10).close()
         keys = [k["keytype"] for k, _ in records(broker)]
-        assert keys == ["SCHEMA", "SCHEMA", "CONFIG"]
+        assert keys == ["NOOP", "SCHEMA", "SCHEMA", "CONFIG"]  # NOOP: written at start
         topic = broker.cluster.topic("_schemas")
         assert topic is not None and len(topic.partitions) == 1
         assert topic.config.get("cleanup.policy") == "compact"
@@ -81,10 +81,11 @@ def test_the_registry_comes_back_after_a_restart_on_a_data_dir(tmp_path: Path) -
         assert [v.version for v in reg.versions("a")] == [1]
         other = json.dumps({"type": "record", "name": "Q", "fields": []})
         assert register(broker.schema_registry_url, "c", other) == {"id": 2}  # ids count on from the highest
+        assert [k["keytype"] for k, _ in records(broker)] == ["NOOP", "SCHEMA", "SCHEMA", "CONFIG", "NOOP", "SCHEMA"]
 
 
 @pytest.mark.mockbroker(schema_registry=True)
 def test_in_memory_the_topic_is_there_too(mockbroker: MockBroker) -> None:
     assert "_schemas" in mockbroker.topics()
     register(mockbroker.schema_registry_url, "s")
-    assert [k["keytype"] for k, _ in records(mockbroker)] == ["SCHEMA"]
+    assert [k["keytype"] for k, _ in records(mockbroker)] == ["NOOP", "SCHEMA"]
