@@ -20,8 +20,9 @@ None in memory) writes each batch before the log stores it, and hears of log sta
 from __future__ import annotations
 
 import bisect
+import copy
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mockbroker.protocol.records.batch import (
     CONTROL_MASK,
@@ -37,7 +38,28 @@ from mockbroker.state.log.stored_batch import StoredBatch
 if TYPE_CHECKING:
     from mockbroker.state.log.storage_hooks import LogSink
 
-__all__ = ["PartitionLog", "StoredBatch"]
+__all__ = ["PartitionLog", "StoredBatch", "copy_log"]
+
+# What a copy of a log (copy_log) copies shallowly: lists of stored batches, which never change once stored, and
+# of ints; and what it leaves out: the append listeners, which belong to the parked fetches of this log.
+_SHALLOW = frozenset({"batches", "base_offsets", "max_ts_running", "epoch_starts"})
+_NOT_COPIED = frozenset({"_listeners"})
+
+
+def copy_log(log: PartitionLog, memo: dict[int, Any]) -> PartitionLog:
+    """A copy of a log for a snapshot (mockbroker/snapshots.py): the stored batches shared, the lists indexing
+    them copied shallowly, everything else (producer state, segments, open transactions) copied deeply over memo;
+    no append listeners."""
+    new = PartitionLog.__new__(PartitionLog)
+    memo[id(log)] = new
+    for key, value in log.__dict__.items():
+        if key in _SHALLOW:
+            new.__dict__[key] = list(value)
+        elif key in _NOT_COPIED:
+            new.__dict__[key] = []
+        else:
+            new.__dict__[key] = copy.deepcopy(value, memo)
+    return new
 
 
 class PartitionLog:
@@ -63,6 +85,9 @@ class PartitionLog:
         self.producers = ProducerStateTable(f"{topic}-{partition}")
         # Segment boundaries and the cleaner checkpoint (state/log/segments.py, cleaner.py, retention.py).
         self.segments = LogSegments()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> PartitionLog:
+        return copy_log(self, memo)
 
     # -- offsets ---------------------------------------------------------------------------------
     @property
