@@ -21,7 +21,10 @@ closed (Kafka clients reconnect and ask for metadata again; parked requests, a l
 go with their connection) and every node's fetch sessions are dropped. A client then hears what the state says:
 UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID for a topic made after the snapshot, UNKNOWN_MEMBER_ID for a
 group member that joined after it, INVALID_PRODUCER_EPOCH / an unknown producer for producers and
-transactional ids the snapshot does not know.
+transactional ids the snapshot does not know. An idempotent producer that wrote after the snapshot finds its
+sequence ahead of the restored partition's (OUT_OF_ORDER_SEQUENCE_NUMBER, fatal for librdkafka, as after a broker
+lost acknowledged data): make producers again after a restore. One thing is not brought back: the next producer
+id, which only moves forward, so no producer id is given twice.
 
 Not in a snapshot: which nodes are running (restore refuses when a node was stopped or started since:
 SnapshotError), node latency and stalls, the Schema Registry, the capture list. Memory mode only: a broker
@@ -185,6 +188,7 @@ def restore(broker: MockBroker, snap: Snapshot) -> None:
     live = _roots(broker)
     for timer in _state_timers([(room, obj, None if obj is None else obj.__dict__) for room, obj in live]):
         timer.cancel()
+    next_producer_id = broker.cluster._next_producer_id
     memo = _shared(broker, live)
     memo.update((id(obj), obj) for _room, obj, _attrs in snap.roots if obj is not None)
     copied, timers = _copy_state(list(snap.roots), list(snap.timers), memo)
@@ -195,6 +199,9 @@ def restore(broker: MockBroker, snap: Snapshot) -> None:
         obj.__dict__.clear()
         obj.__dict__.update(attrs)
         _put_root(broker, room, obj)
+    # Producer ids are never given twice (Kafka's come from blocks that only move forward): a producer made
+    # after the snapshot keeps an id no new producer gets.
+    broker.cluster._next_producer_id = max(broker.cluster._next_producer_id, next_producer_id)
     for timer in timers:
         broker.scheduler.adopt(timer)
     broker.clock._offset_ms, broker.clock._frozen_ms = snap.clock
