@@ -36,12 +36,36 @@ from __future__ import annotations
 import copy
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
-from mockbroker.scheduler import Timer
+from mockbroker.clock import Clock
+from mockbroker.scheduler import Scheduler, Timer
+from mockbroker.state.cluster.cluster import Cluster
 
-if TYPE_CHECKING:
-    from mockbroker.server import MockBroker
+T = TypeVar("T")
+
+
+class SnapshotHost(Protocol):
+    """What snapshots use of the broker (mockbroker/server.py's MockBroker, which imports this module)."""
+
+    cluster: Cluster
+    clock: Clock
+    scheduler: Scheduler
+    node: Any  # BrokerNode: its coordinators
+    nodes: dict[int, Any]  # every BrokerNode: fetch sessions
+    security: Any  # BrokerSecurity: users, the authorizer's ACLs
+    faults: Any
+    requests: Any
+    node_control: Any
+    log_maintenance: Any
+    storage: Any  # None in memory mode
+    _connections: set[Any]
+
+    @property
+    def settings(self) -> Any: ...
+
+    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T: ...
 
 
 class SnapshotError(RuntimeError):
@@ -65,7 +89,7 @@ class Snapshot:
 
 # -- the rooms: where each root lives on the broker, how to read it and put it back ---------------------------
 
-def _roots(broker: MockBroker) -> list[tuple[str, Any]]:
+def rooms(broker: SnapshotHost) -> list[tuple[str, Any]]:
     """(room, object) for every root of the state; None for a room made on first use and not made yet."""
     node = broker.node
     security = broker.security
@@ -83,7 +107,7 @@ def _roots(broker: MockBroker) -> list[tuple[str, Any]]:
     ]
 
 
-def _put_root(broker: MockBroker, room: str, obj: Any) -> None:
+def _put_root(broker: SnapshotHost, room: str, obj: Any) -> None:
     """Make obj the broker's object of a room made on first use (None: not made, made again on next use)."""
     if room == "groups":
         broker.node._group_coordinator = obj
@@ -111,7 +135,7 @@ def _state_timers(roots: list[tuple[str, Any, dict[str, Any] | None]]) -> list[T
 
 # -- copying --------------------------------------------------------------------------------------------------
 
-def _shared(broker: MockBroker, roots: list[tuple[str, Any]]) -> dict[int, Any]:
+def _shared(broker: SnapshotHost, roots: list[tuple[str, Any]]) -> dict[int, Any]:
     """The memo that keeps roots and services as they are: a copy refers to the same objects."""
     keep: list[Any] = [broker, broker.clock, broker.scheduler, broker.security, broker.settings, broker.cluster.nodes,
                        broker.node_control, broker.log_maintenance, *broker.cluster.listeners]
@@ -160,16 +184,16 @@ def _copy_state(roots: list[tuple[str, Any, dict[str, Any] | None]], timers: lis
     return copied, copies
 
 
-def _check_memory_mode(broker: MockBroker) -> None:
+def _check_memory_mode(broker: SnapshotHost) -> None:
     if broker.storage is not None:
         raise SnapshotError("snapshots need a broker in memory mode: this one keeps its logs in a data dir "
                             "(MockBroker(data_dir=...) / log.dirs), whose files would no longer match a restored state")
 
 
-def take(broker: MockBroker) -> Snapshot:
+def take(broker: SnapshotHost) -> Snapshot:
     """The broker's whole state now (call on the broker's loop: MockBroker.snapshot hops there)."""
     _check_memory_mode(broker)
-    live = _roots(broker)
+    live = rooms(broker)
     roots = [(room, obj, None if obj is None else obj.__dict__) for room, obj in live]
     copied, timers = _copy_state(roots, _state_timers(roots), _shared(broker, live))
     clock = broker.clock
@@ -177,7 +201,7 @@ def take(broker: MockBroker) -> Snapshot:
                     roots=tuple(copied), timers=tuple(timers), clock=(clock._offset_ms, clock._frozen_ms))
 
 
-def restore(broker: MockBroker, snap: Snapshot) -> None:
+def restore(broker: SnapshotHost, snap: Snapshot) -> None:
     """Put the broker's state back to snap (on the broker's loop): every room in place, its timers on the
     scheduler again, every client connection closed and every fetch session dropped."""
     _check_memory_mode(broker)
@@ -185,7 +209,7 @@ def restore(broker: MockBroker, snap: Snapshot) -> None:
     if alive != snap.nodes_alive:
         raise SnapshotError(f"nodes running now {sorted(n for n, a in alive.items() if a)} differ from those at the "
                             f"snapshot {sorted(n for n, a in snap.nodes_alive.items() if a)}: start or stop them first")
-    live = _roots(broker)
+    live = rooms(broker)
     for timer in _state_timers([(room, obj, None if obj is None else obj.__dict__) for room, obj in live]):
         timer.cancel()
     next_producer_id = broker.cluster._next_producer_id
@@ -216,7 +240,7 @@ class Snapshots:
     """The broker's part for snapshots: the one taken at start (what reset goes back to), and those kept by id
     for the HTTP API (mockbroker/http/snapshots.py)."""
 
-    def __init__(self, broker: MockBroker) -> None:
+    def __init__(self, broker: SnapshotHost) -> None:
         self._broker = broker
         self.at_start: Snapshot | None = None
         self.kept: dict[str, Snapshot] = {}

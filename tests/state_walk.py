@@ -17,7 +17,7 @@ from typing import Any
 
 from mockbroker.scheduler import Timer
 from mockbroker.server import MockBroker
-from mockbroker.snapshots import _roots
+from mockbroker.snapshots import rooms
 
 _ATOMS = (type(None), bool, int, float, str, bytes, complex)
 # Left out of a snapshot on purpose (mockbroker/snapshots.py): a log's append listeners are parked fetches';
@@ -27,7 +27,7 @@ _NOT_STATE = {("PartitionLog", "_listeners"), ("Cluster", "_next_producer_id")}
 
 def state_of(broker: MockBroker) -> dict[str, Any]:
     """The broker's state as plain values: {room: walk}, plus the clock's offset (run on the broker's loop)."""
-    roots = _roots(broker)
+    roots = rooms(broker)
     named: dict[int, str] = {id(obj): f"<room {room}>" for room, obj in roots if obj is not None}
     for name, service in (("clock", broker.clock), ("scheduler", broker.scheduler), ("security", broker.security),
                           ("settings", broker.settings), ("broker", broker)):
