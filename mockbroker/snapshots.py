@@ -42,6 +42,7 @@ from typing import Any, Protocol, TypeVar
 from mockbroker.clock import Clock
 from mockbroker.scheduler import Scheduler, Timer
 from mockbroker.state.cluster.cluster import Cluster
+from mockbroker.state.copying import copy_value
 
 T = TypeVar("T")
 
@@ -177,7 +178,7 @@ def _copy_state(roots: list[tuple[str, Any, dict[str, Any] | None]], timers: lis
         else:
             copies.append(twin)
         memo[id(timer)] = twin
-    copied = [(room, obj, None if attrs is None else copy.deepcopy(attrs, memo)) for room, obj, attrs in roots]
+    copied = [(room, obj, None if attrs is None else copy_value(attrs, memo)) for room, obj, attrs in roots]
     for timer in timers:
         if not timer.cancelled:
             memo[id(timer)].callback = _copy_callable(timer.callback, memo)

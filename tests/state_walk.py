@@ -13,13 +13,14 @@ import collections
 import enum
 import random
 import types
+import uuid
 from typing import Any
 
 from mockbroker.scheduler import Timer
 from mockbroker.server import MockBroker
 from mockbroker.snapshots import rooms
 
-_ATOMS = (type(None), bool, int, float, str, bytes, complex)
+_ATOMS = (type(None), bool, int, float, str, bytes, complex, uuid.UUID)
 # Left out of a snapshot on purpose (mockbroker/snapshots.py): a log's append listeners are parked fetches';
 # the next producer id only moves forward (test_snapshots.py checks it apart).
 _NOT_STATE = {("PartitionLog", "_listeners"), ("Cluster", "_next_producer_id")}

@@ -20,7 +20,6 @@ None in memory) writes each batch before the log stores it, and hears of log sta
 from __future__ import annotations
 
 import bisect
-import copy
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,7 @@ from mockbroker.protocol.records.batch import (
     RecordBatch,
     last_sequence_of,
 )
+from mockbroker.state.copying import copy_attrs
 from mockbroker.state.log.producers import ProducerStateTable
 from mockbroker.state.log.segments import LogSegments
 from mockbroker.state.log.stored_batch import StoredBatch
@@ -40,26 +40,12 @@ if TYPE_CHECKING:
 
 __all__ = ["PartitionLog", "StoredBatch", "copy_log"]
 
-# What a copy of a log (copy_log) copies shallowly: lists of stored batches, which never change once stored, and
-# of ints; and what it leaves out: the append listeners, which belong to the parked fetches of this log.
-_SHALLOW = frozenset({"batches", "base_offsets", "max_ts_running", "epoch_starts"})
-_NOT_COPIED = frozenset({"_listeners"})
-
-
 def copy_log(log: PartitionLog, memo: dict[int, Any]) -> PartitionLog:
-    """A copy of a log for a snapshot (mockbroker/snapshots.py): the stored batches shared, the lists indexing
-    them copied shallowly, everything else (producer state, segments, open transactions) copied deeply over memo;
-    no append listeners."""
-    new = PartitionLog.__new__(PartitionLog)
-    memo[id(log)] = new
-    for key, value in log.__dict__.items():
-        if key in _SHALLOW:
-            new.__dict__[key] = list(value)
-        elif key in _NOT_COPIED:
-            new.__dict__[key] = []
-        else:
-            new.__dict__[key] = copy.deepcopy(value, memo)
-    return new
+    """A copy of a log for a snapshot (mockbroker/snapshots.py): the stored batches shared (a stored batch never
+    changes), the lists indexing them copied one level, the rest (producer state, segments, open transactions)
+    copied deeply over memo; no append listeners (they belong to the parked fetches of this log)."""
+    return copy_attrs(log, memo, shallow=("batches", "base_offsets", "max_ts_running", "epoch_starts"),
+                      empty=("_listeners",))
 
 
 class PartitionLog:
