@@ -55,8 +55,8 @@ from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
 from mockbroker.security.acls import AclBinding
 from mockbroker.security.settings import security_from_settings
-from mockbroker.snapshots import Snapshot, Snapshots
 from mockbroker.settings import BrokerOptions, Settings, make_settings
+from mockbroker.snapshots import Snapshot, Snapshots
 from mockbroker.startup import create_start_topics, listener_of_node, write_ca
 from mockbroker.state.cluster import leadership, reassignments
 from mockbroker.state.cluster.appender import Appender

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import copy
 import types
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from mockbroker.clock import Clock
@@ -54,7 +54,6 @@ class SnapshotHost(Protocol):
     clock: Clock
     scheduler: Scheduler
     node: Any  # BrokerNode: its coordinators
-    nodes: dict[int, Any]  # every BrokerNode: fetch sessions
     security: Any  # BrokerSecurity: users, the authorizer's ACLs
     faults: Any
     requests: Any
@@ -65,6 +64,9 @@ class SnapshotHost(Protocol):
 
     @property
     def settings(self) -> Any: ...
+
+    @property
+    def nodes(self) -> Mapping[int, Any]: ...  # every BrokerNode: fetch sessions
 
     def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T: ...
 

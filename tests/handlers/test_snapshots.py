@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.server import MockBroker

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 from mockbroker.clock import Clock
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.cluster.placement import Stripe, place
-from mockbroker.state.copying import copy_attrs
 from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, apply_incremental
+from mockbroker.state.copying import copy_attrs
 from mockbroker.state.log.partition_log import PartitionLog
 from mockbroker.state.log.retention import delete_segments, has_delete_policy
 
