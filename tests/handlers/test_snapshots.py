@@ -231,3 +231,18 @@ def test_restore_refuses_when_a_node_was_stopped_since_the_snapshot() -> None:
             broker.restore(snap)
         broker.start_node(broker.node_id + 1)
         broker.restore(snap)
+
+
+def test_a_transactional_producer_made_after_the_snapshot_hears_invalid_producer_id_mapping(broker: MockBroker) -> None:
+    broker.create_topic("t")
+    snap = broker.snapshot()
+    producer = _producer(broker, **{"transactional.id": "late", "message.timeout.ms": 10000})
+    producer.init_transactions(15)
+    broker.restore(snap)
+    producer.begin_transaction()
+    producer.produce("t", b"v")
+    with pytest.raises(KafkaException) as caught:
+        producer.commit_transaction(15)
+    assert caught.value.args[0].code() == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+    assert broker.records("t") == []
+    _quiet(producer)
