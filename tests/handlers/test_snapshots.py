@@ -246,3 +246,26 @@ def test_a_transactional_producer_made_after_the_snapshot_hears_invalid_producer
     assert caught.value.args[0].code() == ErrorCode.INVALID_PRODUCER_ID_MAPPING
     assert broker.records("t") == []
     _quiet(producer)
+
+
+def test_a_consumer_that_joined_after_the_snapshot_joins_again_and_keeps_reading(broker: MockBroker) -> None:
+    broker.create_topic("t")
+    producer = _producer(broker)
+    _produce(producer, "t", b"before")
+    snap = broker.snapshot()
+    consumer = _consume_and_commit(broker, "late-group", "t", 1)
+    broker.restore(snap)
+    assert broker.groups() == []  # its member is unknown now (UNKNOWN_MEMBER_ID to its next heartbeat)
+    fresh = _producer(broker)
+    _produce(fresh, "t", b"after")
+    seen = []
+    for _ in range(300):  # until it read the new record and joined again (its heartbeat heard UNKNOWN_MEMBER_ID)
+        msg = consumer.poll(0.1)
+        if msg is not None and msg.error() is None:
+            seen.append(msg.value())
+        if b"after" in seen and broker.groups() and broker.groups()[0].members:
+            break
+    assert b"after" in seen
+    [group] = broker.groups()
+    assert group.group_id == "late-group" and len(group.members) == 1
+    _quiet(producer, fresh, consumer)
