@@ -169,6 +169,13 @@ def _copy_callable(fn: Any, memo: dict[int, Any]) -> Any:
     return fn
 
 
+def _copy_root_attrs(kind: type, attrs: dict[str, Any], memo: dict[int, Any]) -> dict[str, Any]:
+    """A root's attributes copied; those its class names in SNAPSHOT_SHALLOW (collections of entries that never
+    change, as the request record's) one level only."""
+    shallow = getattr(kind, "SNAPSHOT_SHALLOW", frozenset())
+    return {key: copy.copy(value) if key in shallow else copy_value(value, memo) for key, value in attrs.items()}
+
+
 def _copy_state(roots: list[tuple[str, Any, dict[str, Any] | None]], timers: list[Timer],
                 memo: dict[int, Any]) -> tuple[list[tuple[str, Any, dict[str, Any] | None]], list[Timer]]:
     """Copy each root's attributes and the state's timers over one memo; the copied timers are on no scheduler."""
@@ -180,7 +187,7 @@ def _copy_state(roots: list[tuple[str, Any, dict[str, Any] | None]], timers: lis
         else:
             copies.append(twin)
         memo[id(timer)] = twin
-    copied = [(room, obj, None if attrs is None else copy_value(attrs, memo)) for room, obj, attrs in roots]
+    copied = [(room, obj, None if attrs is None else _copy_root_attrs(type(obj), attrs, memo)) for room, obj, attrs in roots]
     for timer in timers:
         if not timer.cancelled:
             memo[id(timer)].callback = _copy_callable(timer.callback, memo)
