@@ -172,7 +172,7 @@ def _copy_callable(fn: Any, memo: dict[int, Any]) -> Any:
 def _copy_root_attrs(kind: type, attrs: dict[str, Any], memo: dict[int, Any]) -> dict[str, Any]:
     """A root's attributes copied; those its class names in SNAPSHOT_SHALLOW (collections of entries that never
     change, as the request record's) one level only."""
-    shallow = getattr(kind, "SNAPSHOT_SHALLOW", frozenset())
+    shallow: frozenset[str] = getattr(kind, "SNAPSHOT_SHALLOW", frozenset())
     return {key: copy.copy(value) if key in shallow else copy_value(value, memo) for key, value in attrs.items()}
 
 

@@ -70,7 +70,8 @@ def test_reset_over_http_goes_back_to_the_topics_made_at_start() -> None:
         broker.clock.advance(60)
         status, got = call(control, "POST", "/reset")
         assert (status, got) == (200, {"deleted_topics": ["scratch"], "cleared_faults": 1, "topics": ["orders"]})
-        assert broker.faults.rules == [] and broker.clock.now_ms() < broker.snapshots.at_start.taken_ms + 60_000
+        at_start = broker.snapshots.at_start
+        assert at_start is not None and broker.faults.rules == [] and broker.clock.now_ms() < at_start.taken_ms + 60_000
 
 
 def test_unknown_snapshots_and_bodies_are_refused() -> None:
