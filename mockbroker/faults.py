@@ -63,6 +63,9 @@ _MAX_INTERNED_CLIENT_IDS = 4096
 class RequestRecord:
     """The requests a broker received, most recent last, bounded in count and in bytes per entry."""
 
+    # What a snapshot (mockbroker/snapshots.py) copies one level only: the entries never change once recorded.
+    SNAPSHOT_SHALLOW = frozenset({"_entries"})
+
     def __init__(self, max_entries: int = MAX_RECORDED_REQUESTS) -> None:
         self._entries: deque[ReceivedRequest] = deque(maxlen=max_entries)
         self._client_ids: dict[str, str] = {}

@@ -97,6 +97,13 @@ class Scheduler:
             self._arm()
         return timer
 
+    def adopt(self, timer: Timer) -> None:
+        """Put a timer made off the scheduler (a restored snapshot's, mockbroker/snapshots.py) in the heap."""
+        timer._scheduler = self
+        heapq.heappush(self._heap, (timer.due_ms, next(self._seq), timer))
+        if self._heap[0][2] is timer:
+            self._arm()
+
     def call_later(self, delay_ms: int, callback: Callable[[], None]) -> Timer:
         return self.call_at(self.clock.now_ms() + delay_ms, callback)
 

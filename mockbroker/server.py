@@ -57,6 +57,7 @@ from mockbroker.security import principal_of
 from mockbroker.security.acls import AclBinding
 from mockbroker.security.settings import security_from_settings
 from mockbroker.settings import BrokerOptions, Settings, make_settings
+from mockbroker.snapshots import Snapshot, Snapshots
 from mockbroker.startup import create_start_topics, listener_of_node, write_ca
 from mockbroker.state.client_metrics import TELEMETRY_APIS, TELEMETRY_ENABLE
 from mockbroker.state.cluster import leadership, reassignments
@@ -191,6 +192,7 @@ class MockBroker:
         self.faults = Faults()
         self.requests = RequestRecord()
         self.acl_admin = AclAdmin(self.security, self._hop)
+        self.snapshots = Snapshots(self)  # snapshot / restore / reset (mockbroker/snapshots.py)
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
         self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options,
@@ -231,6 +233,7 @@ class MockBroker:
         self.schema_registry = await start_registry(self.cluster, self.node.appender, self.clock,  # registry/runner.py
                                                     self._settings.schema_registry_port, self.cluster.listeners[0].host,
                                                     self.security.tls)
+        self.snapshots.mark_start()  # what reset() goes back to
         log.info("mockbroker listening on %s", self.bootstrap_servers)
         return self
 
@@ -290,6 +293,18 @@ class MockBroker:
             thread.join(10)
             loop.close()
             self._hop.thread = None
+
+    def snapshot(self) -> Snapshot:
+        """The whole broker state now, in memory (mockbroker/snapshots.py)."""
+        return self.snapshots.snapshot()
+
+    def restore(self, snap: Snapshot) -> None:
+        """Bring back a snapshot's state; client connections are closed (mockbroker/snapshots.py)."""
+        self.snapshots.restore(snap)
+
+    def reset(self) -> None:
+        """Back to the state right after start (mockbroker/snapshots.py)."""
+        self.snapshots.reset()
 
     # -- addresses -------------------------------------------------------------------------------
     @property

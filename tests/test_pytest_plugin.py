@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mockbroker import MockBroker
@@ -59,3 +61,50 @@ def test_plugin_is_registered_by_installing_the_package(pytester: pytest.Pyteste
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_shared_fixture_restores_the_prepared_baseline_before_each_test(pytester: pytest.Pytester,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent.parent))  # this checkout's plugin
+    pytester.makeconftest(
+        """
+        import pytest
+
+        @pytest.fixture(scope="session")
+        def mockbroker_baseline(mockbroker_session):
+            mockbroker_session.create_topic("prepared", 2)
+            return mockbroker_session.snapshot()
+        """
+    )
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.parametrize("round", range(3))
+        def test_sees_only_the_baseline(mockbroker_shared, round):
+            assert mockbroker_shared.topics() == ["prepared"]
+            mockbroker_shared.create_topic(f"scratch-{round}")
+            mockbroker_shared.delete_topic("prepared")
+            mockbroker_shared.clock.advance(60)
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+
+
+def test_shared_fixture_without_a_baseline_resets_to_the_state_at_start(pytester: pytest.Pytester,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent.parent))
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.parametrize("round", range(2))
+        def test_starts_empty(mockbroker_shared, round):
+            assert mockbroker_shared.topics() == [] and mockbroker_shared.faults.rules == []
+            mockbroker_shared.create_topic("t")
+            mockbroker_shared.inject(0, error=6)
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.errors import KafkaError
-from mockbroker.http import acls, topic_configs
+from mockbroker.http import acls, snapshots, topic_configs
 from mockbroker.http.records import read_records, record_json
 from mockbroker.http.request import (
     DEFAULT_LIMIT,
@@ -537,20 +537,6 @@ class JsonApi:
         self.broker.clear_faults()
         return {"cleared": n}
 
-    def reset(self, req: Request) -> Any:
-        body = req.json()
-        reject_unknown_fields(body, set())
-        deleted = []
-        for name, topic in sorted(self.broker.cluster.topics.items()):
-            if topic.internal:
-                continue
-            self.broker.delete_topic(name)
-            deleted.append(name)
-        faults = len(self.broker.faults.rules)
-        self.broker.clear_faults()
-        self.broker.requests.clear()
-        return {"deleted_topics": deleted, "cleared_faults": faults}
-
 
 ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
     ("GET", "/", JsonApi.index, "the list of endpoints (a browser asking for HTML gets the console)"),
@@ -579,7 +565,6 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
     ("DELETE", "/faults", JsonApi.clear_faults, "remove every fault rule"),
     ("GET", "/requests", JsonApi.requests, "the requests received, most recent last (?api_key=&limit=)"),
     ("GET", "/names", JsonApi.api_names, "API keys and error codes by name"),
-    ("POST", "/reset", JsonApi.reset, "delete every topic, clear fault rules and the request record"),
     ("GET", "/nodes", JsonApi.list_nodes, "every node: id, rack, alive, listeners"),
     ("POST", "/nodes/{id}/stop", JsonApi.stop_node, "stop a node: listeners close, leaders and coordinators move"),
     ("POST", "/nodes/{id}/start", JsonApi.start_node, "start a stopped node again on the same ports"),
@@ -591,4 +576,4 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
      "move the coordinator of a group or transactional id {group | transactional_id, node}"),
     ("POST", "/leaders/preferred", JsonApi.elect_preferred, "give every partition its preferred leader"),
     ("POST", "/isr", JsonApi.set_isr, "set a partition's in-sync replicas {topic, partition, isr}"),
-] + acls.ROUTES + topic_configs.ROUTES
+] + acls.ROUTES + topic_configs.ROUTES + snapshots.ROUTES

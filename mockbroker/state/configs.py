@@ -13,6 +13,7 @@ from enum import IntEnum
 from typing import Any
 
 from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.state.copying import copy_attrs
 
 LONG_MAX = 9223372036854775807
 INT_MAX = 2147483647
@@ -408,6 +409,10 @@ class TopicConfig:
         self.values: dict[str, Any] = {}
         for key, raw in (overrides or {}).items():
             self.set(key, raw)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TopicConfig:
+        """A copy for a snapshot (mockbroker/snapshots.py; state/copying.py): the broker's config through memo."""
+        return copy_attrs(self, memo)
 
     @staticmethod
     def validate(overrides: dict[str, Any]) -> dict[str, Any]:

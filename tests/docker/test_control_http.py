@@ -275,7 +275,7 @@ def test_reset_deletes_every_topic_and_clears_faults_and_requests(api: Api) -> N
         api.broker.create_topic(name)
     produce(api.broker, "a", [(b"k", b"v")])
     api.post("/faults", {"api_key": 0, "error": 6}, 201)
-    assert api.post("/reset") == {"deleted_topics": ["a", "b"], "cleared_faults": 1}
+    assert api.post("/reset") == {"deleted_topics": ["a", "b"], "cleared_faults": 1, "topics": []}
     assert api.broker.topics() == [] and api.broker.faults.rules == [] and api.broker.received() == []
 
 

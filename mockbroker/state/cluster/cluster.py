@@ -19,6 +19,7 @@ from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.client_metrics import ClientMetrics
 from mockbroker.state.cluster.placement import Stripe, place
 from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, apply_incremental
+from mockbroker.state.copying import copy_attrs
 from mockbroker.state.log.partition_log import PartitionLog
 from mockbroker.state.log.retention import delete_segments, has_delete_policy
 
@@ -129,6 +130,10 @@ class Partition:
         if not self.isr:
             self.isr = list(self.replicas)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Partition:
+        """A copy for a snapshot (mockbroker/snapshots.py; state/copying.py)."""
+        return copy_attrs(self, memo, shallow=("replicas", "isr", "replica_ends"))
+
     @property
     def leader_epoch(self) -> int:
         return self.log.leader_epoch
@@ -142,6 +147,10 @@ class Topic:
         self.internal = internal
         self.partitions: list[Partition] = []
         self.stripe: Stripe | None = None  # where its replica placement started (state/cluster/placement.py)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Topic:
+        """A copy for a snapshot (mockbroker/snapshots.py; state/copying.py)."""
+        return copy_attrs(self, memo)
 
     def partition(self, index: int) -> Partition | None:
         if 0 <= index < len(self.partitions):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mockbroker.protocol.records.batch import (
     CONTROL_MASK,
@@ -30,6 +30,7 @@ from mockbroker.protocol.records.batch import (
     RecordBatch,
     last_sequence_of,
 )
+from mockbroker.state.copying import copy_attrs
 from mockbroker.state.log.producers import ProducerStateTable
 from mockbroker.state.log.segments import LogSegments
 from mockbroker.state.log.stored_batch import StoredBatch
@@ -37,7 +38,14 @@ from mockbroker.state.log.stored_batch import StoredBatch
 if TYPE_CHECKING:
     from mockbroker.state.log.storage_hooks import LogSink
 
-__all__ = ["PartitionLog", "StoredBatch"]
+__all__ = ["PartitionLog", "StoredBatch", "copy_log"]
+
+def copy_log(log: PartitionLog, memo: dict[int, Any]) -> PartitionLog:
+    """A copy of a log for a snapshot (mockbroker/snapshots.py): the stored batches shared (a stored batch never
+    changes), the lists indexing them copied one level, the rest (producer state, segments, open transactions)
+    copied deeply over memo; no append listeners (they belong to the parked fetches of this log)."""
+    return copy_attrs(log, memo, shallow=("batches", "base_offsets", "max_ts_running", "epoch_starts"),
+                      empty=("_listeners",))
 
 
 class PartitionLog:
@@ -63,6 +71,9 @@ class PartitionLog:
         self.producers = ProducerStateTable(f"{topic}-{partition}")
         # Segment boundaries and the cleaner checkpoint (state/log/segments.py, cleaner.py, retention.py).
         self.segments = LogSegments()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> PartitionLog:
+        return copy_log(self, memo)
 
     # -- offsets ---------------------------------------------------------------------------------
     @property

@@ -18,10 +18,11 @@ write, measured on the broker clock (`expire`).
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.records.batch import RecordBatch
@@ -73,6 +74,21 @@ class ProducerStateTable:
     def __init__(self, topic_partition: str = "") -> None:
         self.topic_partition = topic_partition
         self.entries: dict[int, ProducerEntry] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ProducerStateTable:
+        """A copy for a snapshot (mockbroker/snapshots.py), made fast: each entry copied, its BatchMetadata (never
+        changed once made) shared."""
+        new = ProducerStateTable(self.topic_partition)
+        memo[id(self)] = new
+        for pid, entry in self.entries.items():
+            twin = ProducerEntry.__new__(ProducerEntry)
+            twin.__dict__.update(vars(entry))  # numbers, and the deque copied next
+            twin.batches = deque(entry.batches, maxlen=entry.batches.maxlen)
+            new.entries[pid] = twin
+        extra = set(vars(self)) - {"topic_partition", "entries"}
+        for key in extra:  # an attribute added later is copied deeply, not forgotten
+            setattr(new, key, copy.deepcopy(getattr(self, key), memo))
+        return new
 
     def check(self, batch: RecordBatch) -> BatchMetadata | None:
         """Check a batch about to be appended; the earlier batch if it is a duplicate, else None.

@@ -26,8 +26,9 @@ so AlterConfigs changes apply at once; without one Kafka's defaults apply.
 from __future__ import annotations
 
 import bisect
+import copy
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from mockbroker.state.configs import TopicConfig
@@ -67,6 +68,13 @@ class Segment:
     created_ms: int = -1  # broker clock of the first append (-1: none yet)
     last_modified_ms: int = -1  # broker clock of the last append (or of the cleaned segments)
 
+    def copy(self) -> Segment:
+        """A copy (for a snapshot, through LogSegments.__deepcopy__): every field is a number or a flag."""
+        twin = Segment.__new__(Segment)
+        for name in Segment.__slots__:
+            setattr(twin, name, getattr(self, name))
+        return twin
+
     @property
     def largest_timestamp(self) -> int:
         """Kafka's LogSegment.largestTimestamp: the max record timestamp, else the last-modified time."""
@@ -95,6 +103,18 @@ class LogSegments:
 
     def __len__(self) -> int:
         return len(self.segments)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LogSegments:
+        """A copy for a snapshot (mockbroker/snapshots.py), made fast: each Segment copied (its fields are numbers),
+        the topic's config through memo (the copy's topic holds the same copy)."""
+        new = LogSegments.__new__(LogSegments)
+        memo[id(self)] = new
+        for key, value in vars(self).items():
+            if key == "segments":
+                new.segments = [segment.copy() for segment in value]
+            else:
+                setattr(new, key, copy.deepcopy(value, memo))
+        return new
 
     def __repr__(self) -> str:
         return f"LogSegments(bases={self.bases()}, checkpoint={self.cleaner_checkpoint})"

@@ -1,0 +1,286 @@
+"""Snapshots of a broker's whole state in memory; restore; reset to the state right after start.
+
+`broker.snapshot()` copies every room of the model (issue 34): the cluster (topics, partitions with their leaders,
+epochs, ISRs and logs, producer ids given out, the broker's dynamic configs, topic configs), the transaction
+coordinator (transactional ids, open transactions, the aborted-transaction index, offsets held for groups), the
+group coordinator (groups, members, committed offsets) and what it wrote to `__consumer_offsets`, the SCRAM and
+PLAIN users, the ACL bindings, the fault rules, the request record and the clock's offset (how far tests moved
+it). `broker.restore(snap)` brings it all back; a snapshot can be restored any number of times.
+
+How, cheaply: every room is a "root" object the rest of the broker holds (nodes, handlers, the HTTP API); a
+root keeps its identity and gets its attributes back in place, so nothing needs rewiring. What a root holds is
+copied with `copy.deepcopy` over one memo that maps every root, the broker's services (nodes, scheduler,
+clock, listeners, settings, security) to themselves. A partition log copies itself (`PartitionLog.__deepcopy__`,
+state/log/partition_log.py): its stored batches are shared, never copied (a stored batch never changes), and
+the lists indexing them are copied shallowly. The state's timers (group sessions, rebalances, offsets
+cleanup, transaction timeouts and expiry) are copied with their callbacks bound to the copies, and put on the
+scheduler again on restore; the current ones are cancelled first.
+
+What restore also does, as a broker that lost its state would look to clients: every client connection is
+closed (Kafka clients reconnect and ask for metadata again; parked requests, a long-poll Fetch or a JoinGroup,
+go with their connection) and every node's fetch sessions are dropped. A client then hears what the state says:
+UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID for a topic made after the snapshot, UNKNOWN_MEMBER_ID for a
+group member that joined after it, INVALID_PRODUCER_EPOCH / an unknown producer for producers and
+transactional ids the snapshot does not know. An idempotent producer that wrote after the snapshot finds its
+sequence ahead of the restored partition's (OUT_OF_ORDER_SEQUENCE_NUMBER, fatal for librdkafka, as after a broker
+lost acknowledged data): make producers again after a restore. One thing is not brought back: the next producer
+id, which only moves forward, so no producer id is given twice.
+
+Not in a snapshot: which nodes are running (restore refuses when a node was stopped or started since:
+SnapshotError), node latency and stalls, the Schema Registry, the capture list. Memory mode only: a broker
+with a data dir refuses (SnapshotError), its files would no longer match the model.
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from mockbroker.clock import Clock
+from mockbroker.scheduler import Scheduler, Timer
+from mockbroker.state.cluster.cluster import Cluster
+from mockbroker.state.copying import copy_value
+
+T = TypeVar("T")
+
+
+class SnapshotHost(Protocol):
+    """What snapshots use of the broker (mockbroker/server.py's MockBroker, which imports this module)."""
+
+    cluster: Cluster
+    clock: Clock
+    scheduler: Scheduler
+    node: Any  # BrokerNode: its coordinators
+    security: Any  # BrokerSecurity: users, the authorizer's ACLs
+    faults: Any
+    requests: Any
+    node_control: Any
+    log_maintenance: Any
+    storage: Any  # None in memory mode
+    _connections: set[Any]
+
+    @property
+    def settings(self) -> Any: ...
+
+    @property
+    def nodes(self) -> Mapping[int, Any]: ...  # every BrokerNode: fetch sessions
+
+    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T: ...
+
+
+class SnapshotError(RuntimeError):
+    """A snapshot cannot be taken or restored on this broker (a data dir; nodes stopped or started since)."""
+
+
+def _placeholder() -> None:
+    """A copied timer's callback until the copy of the real one is bound (never runs)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """A broker's state at one moment (broker.snapshot()); restore it with broker.restore(snap)."""
+
+    taken_ms: int  # the broker clock when taken
+    nodes_alive: dict[int, bool]  # which nodes ran; restore refuses if that changed
+    roots: tuple[tuple[str, Any, dict[str, Any] | None], ...]  # (room, its object or None, its attributes)
+    timers: tuple[Timer, ...]  # the live state timers among the copied attributes (on no scheduler)
+    clock: tuple[int, int]  # the clock's manual offset and frozen time
+
+
+# -- the rooms: where each root lives on the broker, how to read it and put it back ---------------------------
+
+def rooms(broker: SnapshotHost) -> list[tuple[str, Any]]:
+    """(room, object) for every root of the state; None for a room made on first use and not made yet."""
+    node = broker.node
+    security = broker.security
+    authorizer = security.authorizer
+    return [
+        ("cluster", broker.cluster),
+        ("config", broker.cluster.config),
+        ("txn", node.txn_coordinator),
+        ("groups", node._group_coordinator),
+        ("coordinator_log", node._coordinator_log),
+        ("credentials", security._credentials),
+        ("acls", authorizer.acls if authorizer is not None else None),
+        ("faults", broker.faults),
+        ("requests", broker.requests),
+    ]
+
+
+def _put_root(broker: SnapshotHost, room: str, obj: Any) -> None:
+    """Make obj the broker's object of a room made on first use (None: not made, made again on next use)."""
+    if room == "groups":
+        broker.node._group_coordinator = obj
+    elif room == "coordinator_log":
+        broker.node._coordinator_log = obj
+    elif room == "credentials":
+        broker.security._credentials = obj
+
+
+def _state_timers(roots: list[tuple[str, Any, dict[str, Any] | None]]) -> list[Timer]:
+    """The timers the state holds: the group coordinator's (sessions, rebalances, offsets cleanup) and the
+    transaction coordinator's (each open transaction's timeout, the expiry check). Read from the attributes."""
+    timers: list[Timer] = []
+    for room, _obj, attrs in roots:
+        if attrs is None:
+            continue
+        if room == "groups":
+            timers.extend(attrs["timers"]._timers.values())
+        elif room == "txn":
+            timers.extend(t.timer for t in attrs["txns"].values() if t.timer is not None)
+            if attrs["_expiry_timer"] is not None:
+                timers.append(attrs["_expiry_timer"])
+    return [t for t in timers if isinstance(t, Timer)]
+
+
+# -- copying --------------------------------------------------------------------------------------------------
+
+def _shared(broker: SnapshotHost, roots: list[tuple[str, Any]]) -> dict[int, Any]:
+    """The memo that keeps roots and services as they are: a copy refers to the same objects."""
+    keep: list[Any] = [broker, broker.clock, broker.scheduler, broker.security, broker.settings, broker.cluster.nodes,
+                       broker.node_control, broker.log_maintenance, *broker.cluster.listeners]
+    keep.extend(broker.nodes.values())
+    keep.extend(node.appender for node in broker.nodes.values())
+    keep.extend(obj for _room, obj in roots if obj is not None)
+    return {id(obj): obj for obj in keep}
+
+
+def _copy_callable(fn: Any, memo: dict[int, Any]) -> Any:
+    """A timer's callback bound to the copies: a bound method on the copy of its object, a closure with its
+    cells copied (deepcopy shares functions, which would leave the callback on the old objects)."""
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(fn.__func__, copy.deepcopy(fn.__self__, memo))
+    if isinstance(fn, types.FunctionType) and fn.__closure__:
+        cells = []
+        for cell in fn.__closure__:
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                cells.append(types.CellType())
+                continue
+            is_function = isinstance(value, types.FunctionType | types.MethodType)
+            cells.append(types.CellType(_copy_callable(value, memo) if is_function else copy.deepcopy(value, memo)))
+        new = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, tuple(cells))
+        new.__kwdefaults__ = fn.__kwdefaults__
+        return new
+    return fn
+
+
+def _copy_root_attrs(kind: type, attrs: dict[str, Any], memo: dict[int, Any]) -> dict[str, Any]:
+    """A root's attributes copied; those its class names in SNAPSHOT_SHALLOW (collections of entries that never
+    change, as the request record's) one level only."""
+    shallow: frozenset[str] = getattr(kind, "SNAPSHOT_SHALLOW", frozenset())
+    return {key: copy.copy(value) if key in shallow else copy_value(value, memo) for key, value in attrs.items()}
+
+
+def _copy_state(roots: list[tuple[str, Any, dict[str, Any] | None]], timers: list[Timer],
+                memo: dict[int, Any]) -> tuple[list[tuple[str, Any, dict[str, Any] | None]], list[Timer]]:
+    """Copy each root's attributes and the state's timers over one memo; the copied timers are on no scheduler."""
+    copies: list[Timer] = []
+    for timer in timers:
+        twin = Timer(timer.due_ms, _placeholder)
+        if timer.cancelled:
+            twin.cancelled = True
+        else:
+            copies.append(twin)
+        memo[id(timer)] = twin
+    copied = [(room, obj, None if attrs is None else _copy_root_attrs(type(obj), attrs, memo)) for room, obj, attrs in roots]
+    for timer in timers:
+        if not timer.cancelled:
+            memo[id(timer)].callback = _copy_callable(timer.callback, memo)
+    return copied, copies
+
+
+def _check_memory_mode(broker: SnapshotHost) -> None:
+    if broker.storage is not None:
+        raise SnapshotError("snapshots need a broker in memory mode: this one keeps its logs in a data dir "
+                            "(MockBroker(data_dir=...) / log.dirs), whose files would no longer match a restored state")
+
+
+def take(broker: SnapshotHost) -> Snapshot:
+    """The broker's whole state now (call on the broker's loop: MockBroker.snapshot hops there)."""
+    _check_memory_mode(broker)
+    live = rooms(broker)
+    roots = [(room, obj, None if obj is None else obj.__dict__) for room, obj in live]
+    copied, timers = _copy_state(roots, _state_timers(roots), _shared(broker, live))
+    clock = broker.clock
+    return Snapshot(taken_ms=clock.now_ms(), nodes_alive={n: node.alive for n, node in broker.cluster.nodes.items()},
+                    roots=tuple(copied), timers=tuple(timers), clock=(clock._offset_ms, clock._frozen_ms))
+
+
+def restore(broker: SnapshotHost, snap: Snapshot) -> None:
+    """Put the broker's state back to snap (on the broker's loop): every room in place, its timers on the
+    scheduler again, every client connection closed and every fetch session dropped."""
+    _check_memory_mode(broker)
+    alive = {n: node.alive for n, node in broker.cluster.nodes.items()}
+    if alive != snap.nodes_alive:
+        raise SnapshotError(f"nodes running now {sorted(n for n, a in alive.items() if a)} differ from those at the "
+                            f"snapshot {sorted(n for n, a in snap.nodes_alive.items() if a)}: start or stop them first")
+    live = rooms(broker)
+    for timer in _state_timers([(room, obj, None if obj is None else obj.__dict__) for room, obj in live]):
+        timer.cancel()
+    next_producer_id = broker.cluster._next_producer_id
+    memo = _shared(broker, live)
+    memo.update((id(obj), obj) for _room, obj, _attrs in snap.roots if obj is not None)
+    copied, timers = _copy_state(list(snap.roots), list(snap.timers), memo)
+    for room, obj, attrs in copied:
+        if attrs is None:
+            _put_root(broker, room, None)
+            continue
+        obj.__dict__.clear()
+        obj.__dict__.update(attrs)
+        _put_root(broker, room, obj)
+    # Producer ids are never given twice (Kafka's come from blocks that only move forward): a producer made
+    # after the snapshot keeps an id no new producer gets.
+    broker.cluster._next_producer_id = max(broker.cluster._next_producer_id, next_producer_id)
+    for timer in timers:
+        broker.scheduler.adopt(timer)
+    broker.clock._offset_ms, broker.clock._frozen_ms = snap.clock
+    for node in broker.nodes.values():
+        node.fetch_sessions.sessions.clear()
+    for conn in list(broker._connections):
+        conn.close()
+    broker.scheduler.run_due()  # what became due with the clock set back (nothing, usually)
+
+
+class Snapshots:
+    """The broker's part for snapshots: the one taken at start (what reset goes back to), and those kept by id
+    for the HTTP API (mockbroker/http/snapshots.py)."""
+
+    def __init__(self, broker: SnapshotHost) -> None:
+        self._broker = broker
+        self.at_start: Snapshot | None = None
+        self.kept: dict[str, Snapshot] = {}
+        self._next_id = 1
+
+    def mark_start(self) -> None:
+        """Take the snapshot reset() goes back to (MockBroker.start calls it; memory mode only)."""
+        if self._broker.storage is None:
+            self.at_start = take(self._broker)
+
+    def snapshot(self) -> Snapshot:
+        """The broker's whole state now: restore it with restore(snap), as many times as wanted."""
+        return self._broker._call(take, self._broker)
+
+    def restore(self, snap: Snapshot) -> None:
+        """Bring back the state of snap (module header: what is in it, what clients see)."""
+        self._broker._call(restore, self._broker, snap)
+
+    def reset(self) -> None:
+        """Back to the state right after start: topics, groups, transactions, producers, ACLs, users, configs,
+        faults and the request record made since are gone, the clock is back where it was."""
+        if self.at_start is None:
+            _check_memory_mode(self._broker)
+            raise SnapshotError("reset needs a started broker (its state at start is what reset goes back to)")
+        self.restore(self.at_start)
+
+    # -- kept by id (the HTTP API) ----------------------------------------------------------------------
+    def keep(self, snap: Snapshot) -> str:
+        """Keep snap under a new id ("1", "2"...)."""
+        snap_id = str(self._next_id)
+        self._next_id += 1
+        self.kept[snap_id] = snap
+        return snap_id
