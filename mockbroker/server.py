@@ -70,6 +70,7 @@ from mockbroker.state.txn.coordinator import TxnCoordinator
 from mockbroker.state.txn.inspection import transactions
 from mockbroker.state.txn.metadata import TransactionInfo
 from mockbroker.storage import data_dir_from_config
+from mockbroker.waits import Waits, delegate
 
 if TYPE_CHECKING:
     from mockbroker.registry.decode import DecodedRecord
@@ -149,7 +150,8 @@ class MockBroker:
         node_id = settings.node_id
         node_ids = [node_id + i for i in range(settings.brokers)]
         self.cluster = Cluster(node_ids=node_ids, cluster_id=settings.cluster_id, config=BrokerConfig(settings.config),
-                               clock=self.clock)
+                               clock=self.clock, seed=settings.seed)
+        self.seed = self.cluster.seed  # every random choice's source (state/seeding.py)
         for nid, rack in zip(node_ids, settings.racks or [], strict=False):
             self.cluster.nodes[nid].rack = rack
         self.security = security_from_settings(settings)
@@ -184,9 +186,10 @@ class MockBroker:
                               log.warning)
         create_start_topics(self.cluster, settings.topics)
         write_ca(self.security, settings.ssl_ca_out)  # TLS material made now: bad key material fails here, not at start
-        self.faults = Faults()
+        self.faults = Faults(self.cluster.random)
         self.requests = RequestRecord()
         self.acl_admin = AclAdmin(self.security, self._hop)
+        self.waits = Waits(self.cluster, self.node, self._hop)  # wait_for_* (mockbroker/waits.py)
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
         self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options,
@@ -521,12 +524,12 @@ class MockBroker:
     # -- faults and the request record -----------------------------------------------------------
     def inject(self, api_key: int, *, error: int | ErrorCode | None = None, drop: str | None = None,
                delay: float | None = None, count: int = 1, topic: str | None = None, partition: int | None = None,
-               node: int | None = None) -> FaultRule:
+               node: int | None = None, probability: float = 1.0) -> FaultRule:
         """Make the next `count` requests of api_key (optionally for one topic/partition, or only those sent
         to one node) fail: exactly one of error=<code>, drop="before"|"after", delay=<seconds>
-        (faults.make_rule says what each does)."""
+        (faults.make_rule says what each does); probability < 1: each matching one by chance, from broker.seed."""
         rule = make_rule(api_key, error=error, drop=drop, delay=delay, count=count, topic=topic,
-                         partition=partition, node=node)
+                         partition=partition, node=node, probability=probability)
         return self._call(self.faults.add, rule)
 
     def clear_faults(self) -> None:
@@ -552,3 +555,12 @@ class MockBroker:
         the partitions of the open transaction and the offsets it holds for groups."""
         return self._call(lambda: transactions(self.txn_coordinator))
 
+    # -- waits for records, groups, offsets, transactions, sync and async: broker.waits (mockbroker/waits.py)
+    wait_for_records = delegate("waits", Waits.wait_for_records)
+    wait_for_group = delegate("waits", Waits.wait_for_group)
+    wait_for_committed = delegate("waits", Waits.wait_for_committed)
+    wait_for_transaction = delegate("waits", Waits.wait_for_transaction)
+    wait_for_records_async = delegate("waits", Waits.wait_for_records_async)
+    wait_for_group_async = delegate("waits", Waits.wait_for_group_async)
+    wait_for_committed_async = delegate("waits", Waits.wait_for_committed_async)
+    wait_for_transaction_async = delegate("waits", Waits.wait_for_transaction_async)

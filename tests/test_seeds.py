@@ -1,0 +1,128 @@
+"""Seeded runs (issue #34 item 4): one scripted client session against two brokers of the same seed gets the
+same answers (cluster id, topic ids, member ids, the leader, server-side assignments, which requests a
+probabilistic fault rule hits); another seed gets different ones."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from mockbroker.protocol.errors import ErrorCode
+from mockbroker.server import MockBroker
+from mockbroker.settings import make_settings
+from mockbroker.state.cluster.cluster import Cluster
+from mockbroker.state.seeding import random_base64_id, random_uuid
+from tests.rawclient import RawClient
+
+METADATA, CREATE_TOPICS, JOIN, SYNC, PRODUCE, HEARTBEAT_848 = 3, 19, 11, 14, 0, 68
+E = ErrorCode
+
+
+def join_body(member_id: str = "") -> dict[str, Any]:
+    return {"group_id": "classic", "session_timeout_ms": 30000, "rebalance_timeout_ms": 30000, "member_id": member_id,
+            "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b""}]}
+
+
+def join_new(c: RawClient) -> Any:
+    first = c.request(JOIN, 5, join_body())
+    assert first.error_code == E.MEMBER_ID_REQUIRED
+    return first.member_id
+
+
+def produce_body(topic: str, partition: int) -> dict[str, Any]:
+    from mockbroker.protocol.records.builder import build_batch
+
+    batch = bytes(build_batch([(b"k", b"v")], base_timestamp=1))
+    return {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": partition, "records": batch}]}]}
+
+
+def session(seed: int) -> dict[str, Any]:
+    """The scripted session: every answer the broker chose, keyed by what it answers."""
+    out: dict[str, Any] = {}
+    with MockBroker(port=0, seed=seed).run_in_thread() as broker, \
+            RawClient(broker.host, broker.port) as c1, RawClient(broker.host, broker.port) as c2:
+        assert broker.seed == seed
+        out["cluster_id"] = c1.request(METADATA, 12, {"topics": None}).cluster_id
+        created = c1.request(CREATE_TOPICS, 7, {"topics": [
+            {"name": n, "num_partitions": 3, "replication_factor": 1, "assignments": [], "configs": []}
+            for n in ("orders", "events")], "timeout_ms": 5000, "validate_only": False})
+        out["topic_ids"] = [t.topic_id for t in created.topics]
+        # a classic group of two: ids and the leader are the broker's choice
+        a = join_new(c1)
+        joined_a = c1.request(JOIN, 5, join_body(a))
+        c1.request(SYNC, 5, {"group_id": "classic", "generation_id": joined_a.generation_id, "member_id": a,
+                             "protocol_type": "consumer", "protocol_name": "range",
+                             "assignments": [{"member_id": a, "assignment": b"all"}]})
+        b = join_new(c2)
+        c2.send(JOIN, 5, join_body(b))  # parked until a rejoins
+        broker.wait_for_group("classic", state="PreparingRebalance", members=2, timeout=30)
+        ra = c1.request(JOIN, 5, join_body(a))
+        _, rb = c2.recv(JOIN, 5)
+        out["classic"] = (a, b, ra.leader, rb.leader, ra.generation_id, sorted(m.member_id for m in ra.members))
+        # a KIP-848 group of two: member ids (ConsumerGroupHeartbeat v0: the broker's) and the assignment
+        for c in (c1, c2):
+            hb = c.request(HEARTBEAT_848, 0, {"group_id": "kip848", "member_id": "", "member_epoch": 0,
+                                              "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["orders"],
+                                              "topic_partitions": [], "server_assignor": "uniform"})
+            assert hb.error_code == E.NONE
+        groups = {g.group_id: g for g in broker.groups()}
+        out["kip848"] = sorted((m.member_id, m.assignment) for m in groups["kip848"].members)
+        # a fault rule that fires by chance, from the seed
+        broker.inject(PRODUCE, error=E.NOT_LEADER_OR_FOLLOWER, count=1000, topic="events", probability=0.3)
+        hits = []
+        for i in range(30):
+            resp = c1.request(PRODUCE, 9, produce_body("events", i % 3))
+            hits.append(resp.responses[0].partition_responses[0].error_code == E.NOT_LEADER_OR_FOLLOWER)
+        out["fault_hits"] = hits
+    return out
+
+
+def test_the_same_seed_and_session_give_the_same_answers_and_another_seed_others() -> None:
+    first, again, other = session(1234), session(1234), session(99)
+    assert first == again
+    assert 0 < sum(first["fault_hits"]) < 30  # fired on some, not all
+    for key in ("cluster_id", "topic_ids", "classic", "kip848", "fault_hits"):
+        assert first[key] != other[key], key
+
+
+def test_a_broker_given_no_seed_draws_one_and_records_it() -> None:
+    one, two = MockBroker(port=0), MockBroker(port=0)
+    assert isinstance(one.seed, int) and one.seed == one.cluster.seed
+    assert one.seed != two.seed or one.cluster.cluster_id != two.cluster.cluster_id
+    replay = MockBroker(port=0, seed=one.seed)
+    assert replay.cluster.cluster_id == one.cluster.cluster_id
+
+
+def test_seeded_ids_are_version_4_and_never_start_with_a_dash() -> None:
+    import random
+
+    rng = random.Random(7)
+    ids = [random_uuid(rng) for _ in range(200)]
+    assert all(u.version == 4 and u != uuid.UUID(int=0) for u in ids)
+    assert not any(random_base64_id(rng).startswith("-") for _ in range(2000))
+
+
+def test_topic_ids_and_placement_follow_the_cluster_seed() -> None:
+    def made(seed: int) -> tuple[list[uuid.UUID], list[list[int]]]:
+        cluster = Cluster(node_ids=[1, 2, 3], seed=seed)
+        topics = [cluster.create_topic(f"t{i}", 3, 2) for i in range(4)]
+        return [t.topic_id for t in topics if t], [p.replicas for t in topics if t for p in t.partitions]
+    assert made(5) == made(5)
+    assert made(5)[0] != made(6)[0]
+
+
+@pytest.mark.parametrize("bad", ["12", 1.5, True])
+def test_a_seed_must_be_a_whole_number(bad: Any) -> None:
+    with pytest.raises(ValueError, match="seed must be a whole number"):
+        make_settings(seed=bad)
+
+
+def test_a_fault_probability_must_be_in_range() -> None:
+    broker = MockBroker(port=0)
+    for bad in (0, -0.1, 1.5):
+        with pytest.raises(ValueError, match="probability"):
+            broker.inject(PRODUCE, error=E.NOT_LEADER_OR_FOLLOWER, probability=bad)
