@@ -16,6 +16,8 @@ from mockbroker.state.cluster.cluster import Cluster
 from mockbroker.state.seeding import random_base64_id, random_uuid
 from tests.rawclient import RawClient
 
+pytest_plugins = ["pytester"]
+
 METADATA, CREATE_TOPICS, JOIN, SYNC, PRODUCE, HEARTBEAT_848 = 3, 19, 11, 14, 0, 68
 E = ErrorCode
 
@@ -126,3 +128,29 @@ def test_a_fault_probability_must_be_in_range() -> None:
     for bad in (0, -0.1, 1.5):
         with pytest.raises(ValueError, match="probability"):
             broker.inject(PRODUCE, error=E.NOT_LEADER_OR_FOLLOWER, probability=bad)
+
+
+def test_the_pytest_option_seeds_the_fixtures_and_failures_name_the_seed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_passes(mockbroker, mockbroker_factory):
+            assert mockbroker.seed == 4242
+            assert mockbroker_factory().seed == 4243
+
+        def test_fails(mockbroker):
+            assert mockbroker.seed == 0
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mockbroker-seed=4242")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["mockbroker seed: 4242 (replay with --mockbroker-seed=4242)",
+                                 "*- mockbroker -*", "broker seed(s): [4242] (replay with --mockbroker-seed=4242)"])
+
+
+def test_without_the_option_the_header_names_the_seed_drawn(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_one(mockbroker):\n    print('SEED', mockbroker.seed)\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=1)
+    header = [line for line in result.stdout.lines if line.startswith("mockbroker seed: ")]
+    printed = [line for line in result.stdout.lines if "SEED " in line]
+    assert header and printed and header[0].split()[2] == printed[0].split("SEED ")[1].split()[0]
