@@ -186,7 +186,8 @@ class Waits:
         try:
             await asyncio.wait_for(future, timeout)
         except TimeoutError:
-            raise WaitTimeout(f"{what}: {check()} after {timeout} s") from None
+            head, sep, details = str(check()).partition("; ")  # "7 records after 5.0 s; last offsets ..."
+            raise WaitTimeout(f"{what}: {head} after {timeout} s{sep}{details}") from None
         finally:
             self._open.remove(entry)
 
