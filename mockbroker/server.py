@@ -142,6 +142,10 @@ class MockBroker:
     def node_id(self) -> int:  # the first node's (broker.node)
         return self._settings.node_id
 
+    @property
+    def seed(self) -> int:  # every random choice's source: settings.seed or one drawn (state/seeding.py)
+        return self.cluster.seed
+
     def _build(self, settings: Settings, clock: Clock | None) -> None:
         """Make the broker from its settings, which it keeps (broker.settings) and reads nothing else of."""
         self._settings = settings
@@ -151,7 +155,6 @@ class MockBroker:
         node_ids = [node_id + i for i in range(settings.brokers)]
         self.cluster = Cluster(node_ids=node_ids, cluster_id=settings.cluster_id, config=BrokerConfig(settings.config),
                                clock=self.clock, seed=settings.seed)
-        self.seed = self.cluster.seed  # every random choice's source (state/seeding.py)
         for nid, rack in zip(node_ids, settings.racks or [], strict=False):
             self.cluster.nodes[nid].rack = rack
         self.security = security_from_settings(settings)
