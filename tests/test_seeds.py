@@ -14,6 +14,7 @@ from mockbroker.server import MockBroker
 from mockbroker.settings import make_settings
 from mockbroker.state.cluster.cluster import Cluster
 from mockbroker.state.seeding import random_base64_id, random_uuid
+from tests.docker.test_control_http import Api, api  # noqa: F401  (the api fixture)
 from tests.rawclient import RawClient
 
 pytest_plugins = ["pytester"]
@@ -154,3 +155,12 @@ def test_without_the_option_the_header_names_the_seed_drawn(pytester: pytest.Pyt
     header = [line for line in result.stdout.lines if line.startswith("mockbroker seed: ")]
     printed = [line for line in result.stdout.lines if "SEED " in line]
     assert header and printed and header[0].split()[2] == printed[0].split("SEED ")[1].split()[0]
+
+
+def test_a_fault_with_a_probability_over_http(api: Api) -> None:  # noqa: F811
+    rule = api.post("/faults", {"api_key": 0, "error": 6, "count": 5, "probability": 0.25}, 201)["fault"]
+    assert (rule["probability"], rule["count"]) == (0.25, 5)
+    for bad in (0, 1.5):
+        status, body, _ = api.request("POST", "/faults", {"api_key": 0, "error": 6, "probability": bad})
+        assert status == 400 and "probability" in body["message"], body
+    assert api.broker.faults.rules[0].probability == 0.25 and len(api.broker.faults.rules) == 1
