@@ -67,13 +67,21 @@ def session(seed: int) -> dict[str, Any]:
         _, rb = c2.recv(JOIN, 5)
         out["classic"] = (a, b, ra.leader, rb.leader, ra.generation_id, sorted(m.member_id for m in ra.members))
         # a KIP-848 group of two: member ids (ConsumerGroupHeartbeat v0: the broker's) and the assignment
-        for c in (c1, c2):
-            hb = c.request(HEARTBEAT_848, 0, {"group_id": "kip848", "member_id": "", "member_epoch": 0,
-                                              "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["orders"],
-                                              "topic_partitions": [], "server_assignor": "uniform"})
-            assert hb.error_code == E.NONE
+        members: dict[RawClient, tuple[str, int, list[dict[str, Any]]]] = {c1: ("", 0, []), c2: ("", 0, [])}
+        for _ in range(4):  # each member owns what it was last told, as a reconciling client does
+            for c, (member_id, epoch, owned) in members.items():
+                hb = c.request(HEARTBEAT_848, 0, {"group_id": "kip848", "member_id": member_id, "member_epoch": epoch,
+                                                  "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["orders"],
+                                                  "topic_partitions": owned, "server_assignor": "uniform"})
+                assert hb.error_code == E.NONE
+                if hb.assignment is not None:
+                    owned = [{"topic_id": t.topic_id, "partitions": list(t.partitions)}
+                             for t in hb.assignment.topic_partitions]
+                members[c] = (hb.member_id or member_id, hb.member_epoch, owned)
         groups = {g.group_id: g for g in broker.groups()}
-        out["kip848"] = sorted((m.member_id, m.assignment) for m in groups["kip848"].members)
+        assigned = {m.member_id: m.assignment for m in groups["kip848"].members}
+        out["kip848"] = [(member_id, assigned[member_id]) for member_id, _, _ in members.values()]  # in join order
+        assert all(assigned.values())  # both hold partitions: the assignor's tie-breaks by member id showed
         # a fault rule that fires by chance, from the seed
         broker.inject(PRODUCE, error=E.NOT_LEADER_OR_FOLLOWER, count=1000, topic="events", probability=0.3)
         hits = []
@@ -164,3 +172,18 @@ def test_a_fault_with_a_probability_over_http(api: Api) -> None:  # noqa: F811
         status, body, _ = api.request("POST", "/faults", {"api_key": 0, "error": 6, "probability": bad})
         assert status == 400 and "probability" in body["message"], body
     assert api.broker.faults.rules[0].probability == 0.25 and len(api.broker.faults.rules) == 1
+
+
+def test_the_command_and_the_environment_give_the_seed() -> None:
+    from mockbroker.cli import build_parser, flags_from_args
+    from mockbroker.envconfig import build_settings
+    from mockbroker.envparsers import ConfigError
+
+    assert build_settings({"MOCKBROKER_SEED": "0"}).broker_settings().seed == 0
+    flags = flags_from_args(build_parser().parse_args(["--seed", "31"]))
+    settings = build_settings({"MOCKBROKER_SEED": "5"}, flags)  # the flag wins
+    assert settings.broker_settings().seed == 31
+    assert MockBroker.from_settings(settings.broker_settings()).seed == 31
+    assert build_settings({}).broker_settings().seed is None
+    with pytest.raises(ConfigError, match="MOCKBROKER_SEED"):
+        build_settings({"MOCKBROKER_SEED": "many"})
