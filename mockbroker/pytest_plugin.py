@@ -14,7 +14,8 @@ so a new group's first member is answered at once); `config={"group.initial.reba
 Seeds (mockbroker/state/seeding.py): every broker the fixtures make takes its seed from the session's,
 `--mockbroker-seed=N` or one drawn at start (the n-th broker of a test: N + n; a `seed=` argument wins). The
 seed is in the pytest header, and a failed test that used a broker gets a "mockbroker" report section
-naming its brokers' seeds, so `--mockbroker-seed=N` replays what the broker chose.
+naming its brokers' seeds, so `--mockbroker-seed=N` replays what the broker chose. Under pytest-xdist every
+worker takes the controller's seed, the one in the header.
 """
 
 from __future__ import annotations
@@ -41,7 +42,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mockbroker(**kwargs): arguments for the mockbroker fixture's MockBroker")
     seed = config.getoption("mockbroker_seed", None)
+    worker_input = getattr(config, "workerinput", {})  # a pytest-xdist worker: the controller's seed
+    seed = worker_input.get("mockbroker_seed", seed)
     config.stash[SEED_KEY] = new_seed() if seed is None else seed
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: every worker takes the seed the header shows."""
+    node.workerinput["mockbroker_seed"] = node.config.stash[SEED_KEY]
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -5,6 +5,7 @@ probabilistic fault rule hits); another seed gets different ones."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -187,3 +188,22 @@ def test_the_command_and_the_environment_give_the_seed() -> None:
     assert build_settings({}).broker_settings().seed is None
     with pytest.raises(ConfigError, match="MOCKBROKER_SEED"):
         build_settings({"MOCKBROKER_SEED": "many"})
+
+
+def test_xdist_workers_take_the_seed_of_the_header(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("xdist")
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent.parent))  # this checkout's plugin
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.parametrize("n", range(4))
+        def test_fails(mockbroker, n):
+            assert False
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "-p", "xdist")
+    result.assert_outcomes(failed=4)
+    [header] = [line for line in result.stdout.lines if line.startswith("mockbroker seed: ")]
+    seed = int(header.split()[2])
+    assert sum(f"broker seed(s): [{seed}]" in line for line in result.stdout.lines) == 4
