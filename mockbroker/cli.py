@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A Kafka-compatible broker for tests. Subcommands: serve (the default), healthcheck.",
         epilog="Environment: KAFKA_* / KAFKA_CFG_* settings as the Kafka images read them, CLUSTER_ID, "
                "KAFKA_CREATE_TOPICS, MOCKBROKER_TOPICS, MOCKBROKER_HTTP_PORT, MOCKBROKER_HOST, "
-               "MOCKBROKER_LOG_LEVEL, MOCKBROKER_DEFAULTS, MOCKBROKER_KAFKA_VERSION; SASL users from KAFKA_CLIENT_USERS/_PASSWORDS, JAAS "
+               "MOCKBROKER_LOG_LEVEL, MOCKBROKER_DEFAULTS, MOCKBROKER_KAFKA_VERSION, MOCKBROKER_SEED; SASL users from KAFKA_CLIENT_USERS/_PASSWORDS, JAAS "
                "(KAFKA_SASL_JAAS_CONFIG, KAFKA_LISTENER_NAME_<L>_<MECH>_SASL_JAAS_CONFIG, KAFKA_OPTS="
                "-Djava.security.auth.login.config=FILE) and MOCKBROKER_SCRAM_CREDENTIALS (see docker/README.md). "
                "Flags win over the environment.",
@@ -106,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kafka-version", type=Choice("the Kafka version", KAFKA_VERSIONS), metavar="VERSION",
                    help=f"play that Kafka release: its API versions and behaviours ({', '.join(KAFKA_VERSIONS)}; "
                         "MOCKBROKER_KAFKA_VERSION; default: every version mockbroker serves)")
+    p.add_argument("--seed", type=IntRange("a seed", 0, 2**64 - 1), metavar="N",
+                   help="every random choice of the broker (cluster id, topic and member ids...) comes from it "
+                        "(MOCKBROKER_SEED; default: a fresh one, logged at INFO)")
     sec = p.add_argument_group("security")
     sec.add_argument("--security-protocol-map", metavar="NAME:PROTOCOL,...",
                      help="the security protocol of each --listener (default: a listener named after a protocol "
@@ -137,6 +140,7 @@ def flags_from_args(args: argparse.Namespace) -> Flags:
         auto_create=False if args.no_auto_create else None, config=list(args.config), topics=list(args.topic),
         http_host=args.http_host, http_port=args.http_port, http_auth=args.http_auth, log_level=args.log_level, brokers=args.brokers,
         data_dir=args.data_dir, defaults=args.defaults, kafka_version=args.kafka_version, users=list(args.user),
+        seed=args.seed,
         security_protocol_map=args.security_protocol_map, sasl_mechanisms=args.sasl_mechanisms,
         schema_registry_port=args.schema_registry_port,
         tls=tls_flags(args), ssl_ca_out=args.ssl_ca_out,
@@ -243,6 +247,7 @@ async def serve(settings: BrokerSettings) -> int:
     except (ValueError, OSError) as exc:
         return _fail(f"bad security setting: {exc}", 2)
     log_settings(settings)  # once the broker could be made: an error stays the only line
+    log.info("seed %d: every random choice of the broker (replay with --seed %d)", broker.seed, broker.seed)
     try:
         await broker.start()
     except OSError as exc:

@@ -132,6 +132,7 @@ class Flags:
     data_dir: str | None = None
     defaults: str | None = None
     kafka_version: str | None = None
+    seed: int | None = None
     users: list[str] = field(default_factory=list)  # NAME:PASSWORD
     # security: listener.security.protocol.map and sasl.enabled.mechanisms in Kafka's forms; TLS key material
     security_protocol_map: str | None = None
@@ -165,6 +166,7 @@ class BrokerSettings:
     defaults: str = "kafka"  # MockBroker's defaults: kafka (the command's), test (MOCKBROKER_DEFAULTS=test, the image)
     tls: TlsConfig | None = None  # from the --ssl-* flags (None: Kafka's ssl.* settings, else a throwaway CA)
     kafka_version: str | None = None  # the Kafka release played (mockbroker/personas.py); None: every version
+    seed: int | None = None  # the broker's seed (mockbroker/state/seeding.py); None: a fresh one
 
     def broker_settings(self) -> Settings:
         """The broker's one settings object (mockbroker/settings.py), what MockBroker.from_settings makes a broker
@@ -183,6 +185,8 @@ class BrokerSettings:
         }
         if self.schema_registry_port is not None:  # 0 (a free port) counts, so not among `optional`
             kwargs["schema_registry"] = self.schema_registry_port
+        if self.seed is not None:  # so does seed 0
+            kwargs["seed"] = self.seed
         optional = {
             "brokers": self.brokers if self.brokers > 1 else None,
             "users": dict(self.users),
@@ -280,6 +284,7 @@ def _flag_props(flags: Flags) -> dict[str, Setting]:
         ("log.dirs", flags.data_dir, "--data-dir"),
         ("mockbroker.defaults", flags.defaults, "--defaults"),
         ("mockbroker.kafka.version", flags.kafka_version, "--kafka-version"),
+        ("mockbroker.seed", flags.seed, "--seed"),
         ("listener.security.protocol.map", flags.security_protocol_map, "--security-protocol-map"),
         ("sasl.enabled.mechanisms", flags.sasl_mechanisms, "--sasl-mechanisms"),
         ("mockbroker.ssl.ca.out", flags.ssl_ca_out, "--ssl-ca-out"),
@@ -517,6 +522,7 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.brokers = props.value("mockbroker.brokers", 1)
     out.defaults = props.value("mockbroker.defaults", "kafka")
     out.kafka_version = props.value("mockbroker.kafka.version")
+    out.seed = props.value("mockbroker.seed")
     _node_ports(props, out)
     out.users = _users(props, flags)
     _sasl(props, out)

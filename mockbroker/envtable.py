@@ -141,6 +141,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("MOCKBROKER_DEFAULTS",            None,                                      "mockbroker.defaults",    choice("the defaults", ("kafka", "test")), True),
     # the Kafka release to play (mockbroker/personas.py): its API versions and behaviours; unset: every version served
     EnvVar("MOCKBROKER_KAFKA_VERSION",       None,                                      "mockbroker.kafka.version", choice("the Kafka version", KAFKA_VERSIONS), True),
+    # every random choice of the broker comes from it (mockbroker/state/seeding.py); unset: a fresh one, logged
+    EnvVar("MOCKBROKER_SEED",                None,                                      "mockbroker.seed",        integer("the seed", 0, 2**64 - 1), True),
     # -- security: users (bitnami's lists), where the throwaway CA goes (sasl.enabled.mechanisms, ssl.client.auth,
     #    ssl.keystore.* / ssl.truststore.* / ssl.key.password come through the spelling rule below)
     EnvVar("KAFKA_CLIENT_USERS",             None,                                      "mockbroker.client.users", items, True),

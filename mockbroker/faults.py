@@ -11,6 +11,11 @@ optionally topic/partition and the node it was sent to) is consumed for it. Acti
   retries something that already happened: this is how a test proves de-duplication);
 - delay(seconds): the answer is held back (the request is applied at once).
 
+A rule with a probability below 1 fires on each matching request with that chance, drawn from the broker's
+seeded source (`cluster.random`, state/seeding.py), so the same seed and the same requests fire it on the
+same requests; a matching request it does not fire on goes on to the next rule, and only firings count
+against `count`. Rules without a probability draw nothing.
+
 Every request is also recorded (api key, version, client id, broker-clock time) in
 `MockBroker.requests` (a RequestRecord): bounded in entries (the oldest fall out) and in what each entry
 holds (a client id is kept to its first MAX_RECORDED_CLIENT_ID characters, and equal ids share one
@@ -22,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import random
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -135,6 +141,7 @@ class FaultRule:
     topic: str | None = None
     partition: int | None = None
     node: int | None = None  # only requests sent to this node (None: any)
+    probability: float = 1.0  # the chance it fires on a matching request (drawn from the broker's seed)
 
     def matches(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None) -> bool:
         if header.api_key != self.api_key or self.count <= 0:
@@ -184,8 +191,9 @@ class FaultRule:
 
 
 class Faults:
-    def __init__(self) -> None:
+    def __init__(self, rng: random.Random | None = None) -> None:
         self.rules: list[FaultRule] = []
+        self.random = rng or random.Random()  # the broker's seeded source (cluster.random)
 
     @property
     def active(self) -> bool:
@@ -198,6 +206,8 @@ class Faults:
     def take(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None) -> FaultRule | None:
         for rule in self.rules:
             if rule.matches(header, req, name_of, node_id):
+                if rule.probability < 1.0 and self.random.random() >= rule.probability:
+                    continue  # not this time: the request goes on to the next rule
                 rule.count -= 1
                 if rule.count <= 0:
                     self.rules.remove(rule)
@@ -210,13 +220,23 @@ class Faults:
 
 def make_rule(api_key: int, *, error: int | ErrorCode | None = None, drop: str | None = None,
               delay: float | None = None, count: int = 1, topic: str | None = None, partition: int | None = None,
-              node: int | None = None) -> FaultRule:
+              node: int | None = None, probability: float = 1.0) -> FaultRule:
     """The rule MockBroker.inject adds. Exactly one of: error=<code> (answered with that error, not
     applied), drop="before" (connection closed, not applied), drop="after" (applied, then the connection is
-    closed unanswered), delay=<seconds> (applied, answer held back)."""
+    closed unanswered), delay=<seconds> (applied, answer held back). probability (0 < p <= 1): the chance
+    it fires on each matching request, from the broker's seed (the module's docstring)."""
     chosen = [x is not None for x in (error, drop, delay)]
     if sum(chosen) != 1:
         raise ValueError("give exactly one of error=, drop=, delay=")
+    if not 0.0 < probability <= 1.0:
+        raise ValueError(f"probability must be above 0 and at most 1, got {probability!r}")
+    rule = _make_rule(api_key, error, drop, delay, count, topic, partition, node)
+    rule.probability = float(probability)
+    return rule
+
+
+def _make_rule(api_key: int, error: int | ErrorCode | None, drop: str | None, delay: float | None, count: int,
+               topic: str | None, partition: int | None, node: int | None) -> FaultRule:
     if error is not None:
         spec = lookup(api_key)
         if spec is not None and not all(carries_error(api_key, v)

@@ -56,6 +56,7 @@ class BrokerNode:
         self.clock = clock
         self.scheduler = scheduler
         self.appender = Appender()
+        self.appender.appended = cluster.changes.notify  # the waits look again (mockbroker/waits.py)
         self._coordinators_of = coordinators_of
         self._coordinator_log: CoordinatorLog | None = None  # made on first use (coordinator_log)
         if coordinators_of is not None:

@@ -13,6 +13,12 @@ Fixtures:
 Every one starts from MockBroker's test defaults (mockbroker/settings.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0,
 so a new group's first member is answered at once); `config={"group.initial.rebalance.delay.ms": 3000}` or
 `defaults="kafka"` gives Kafka's.
+
+Seeds (mockbroker/state/seeding.py): every broker the fixtures make takes its seed from the session's,
+`--mockbroker-seed=N` or one drawn at start (the n-th broker of a test: N + n; a `seed=` argument wins). The
+seed is in the pytest header, and a failed test that used a broker gets a "mockbroker" report section
+naming its brokers' seeds, so `--mockbroker-seed=N` replays what the broker chose. Under pytest-xdist every
+worker takes the controller's seed, the one in the header.
 """
 
 from __future__ import annotations
@@ -25,18 +31,55 @@ import pytest
 
 from mockbroker.server import MockBroker
 from mockbroker.snapshots import Snapshot
+from mockbroker.state.seeding import new_seed
+
+SEED_KEY = pytest.StashKey[int]()  # the session's seed, on the config
+TEST_SEEDS_KEY = pytest.StashKey[list[int]]()  # the seeds of a test's brokers, on its item
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("mockbroker").addoption(
+        "--mockbroker-seed", type=int, default=None, metavar="N",
+        help="the seed of the brokers the mockbroker fixtures make (default: a fresh one, in the header)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mockbroker(**kwargs): arguments for the mockbroker fixture's MockBroker")
+    seed = config.getoption("mockbroker_seed", None)
+    worker_input = getattr(config, "workerinput", {})  # a pytest-xdist worker: the controller's seed
+    seed = worker_input.get("mockbroker_seed", seed)
+    config.stash[SEED_KEY] = new_seed() if seed is None else seed
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: every worker takes the seed the header shows."""
+    node.workerinput["mockbroker_seed"] = node.config.stash[SEED_KEY]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"mockbroker seed: {config.stash[SEED_KEY]} (replay with --mockbroker-seed={config.stash[SEED_KEY]})"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    report: Any = yield
+    seeds = item.stash.get(TEST_SEEDS_KEY, [])
+    if report.failed and seeds:
+        report.sections.append(("mockbroker", f"broker seed(s): {seeds} (replay with "
+                                              f"--mockbroker-seed={item.config.stash[SEED_KEY]})"))
+    return report
 
 
 @pytest.fixture
-def mockbroker_factory() -> Iterator[Callable[..., MockBroker]]:
+def mockbroker_factory(request: pytest.FixtureRequest) -> Iterator[Callable[..., MockBroker]]:
     stack = contextlib.ExitStack()
+    seeds = request.node.stash.setdefault(TEST_SEEDS_KEY, [])
 
     def start(**kwargs: Any) -> MockBroker:
         kwargs.setdefault("port", 0)
+        kwargs.setdefault("seed", request.config.stash[SEED_KEY] + len(seeds))
+        seeds.append(kwargs["seed"])
         return stack.enter_context(MockBroker(**kwargs).run_in_thread())
 
     with stack:
@@ -51,8 +94,8 @@ def mockbroker(request: pytest.FixtureRequest, mockbroker_factory: Callable[...,
 
 
 @pytest.fixture(scope="session")
-def mockbroker_session() -> Iterator[MockBroker]:
-    with MockBroker(port=0).run_in_thread() as broker:
+def mockbroker_session(pytestconfig: pytest.Config) -> Iterator[MockBroker]:
+    with MockBroker(port=0, seed=pytestconfig.stash[SEED_KEY]).run_in_thread() as broker:
         yield broker
 
 

@@ -46,7 +46,7 @@ from mockbroker.inspection import (
     records_of,
     segments_of,
 )
-from mockbroker.loop_hop import LoopHop
+from mockbroker.loop_hop import LoopHop, delegate
 from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
 from mockbroker.node_control import NodeControl, NodeInfo
@@ -54,7 +54,6 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.registry.runner import registry_of, start_registry, stop_registry
 from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
-from mockbroker.security.acls import AclBinding
 from mockbroker.security.settings import security_from_settings
 from mockbroker.settings import BrokerOptions, Settings, make_settings
 from mockbroker.snapshots import Snapshot, Snapshots
@@ -63,7 +62,6 @@ from mockbroker.state.client_metrics import TELEMETRY_APIS, TELEMETRY_ENABLE
 from mockbroker.state.cluster import leadership, reassignments
 from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.cluster.cluster import Cluster, Listener, Topic
-from mockbroker.state.cluster.leadership import PartitionState
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.groups.common import GroupSummary
@@ -73,6 +71,7 @@ from mockbroker.state.txn.coordinator import TxnCoordinator
 from mockbroker.state.txn.inspection import transactions
 from mockbroker.state.txn.metadata import TransactionInfo
 from mockbroker.storage import data_dir_from_config
+from mockbroker.waits import Waits
 
 if TYPE_CHECKING:
     from mockbroker.registry.decode import DecodedRecord
@@ -144,6 +143,10 @@ class MockBroker:
     def node_id(self) -> int:  # the first node's (broker.node)
         return self._settings.node_id
 
+    @property
+    def seed(self) -> int:  # every random choice's source: settings.seed or one drawn (state/seeding.py)
+        return self.cluster.seed
+
     def _build(self, settings: Settings, clock: Clock | None) -> None:
         """Make the broker from its settings, which it keeps (broker.settings) and reads nothing else of."""
         self._settings = settings
@@ -152,7 +155,7 @@ class MockBroker:
         node_id = settings.node_id
         node_ids = [node_id + i for i in range(settings.brokers)]
         self.cluster = Cluster(node_ids=node_ids, cluster_id=settings.cluster_id, config=BrokerConfig(settings.config),
-                               clock=self.clock)
+                               clock=self.clock, seed=settings.seed)
         for nid, rack in zip(node_ids, settings.racks or [], strict=False):
             self.cluster.nodes[nid].rack = rack
         self.security = security_from_settings(settings)
@@ -189,10 +192,11 @@ class MockBroker:
                               log.warning)
         create_start_topics(self.cluster, settings.topics)
         write_ca(self.security, settings.ssl_ca_out)  # TLS material made now: bad key material fails here, not at start
-        self.faults = Faults()
+        self.faults = Faults(self.cluster.random)
         self.requests = RequestRecord()
         self.acl_admin = AclAdmin(self.security, self._hop)
         self.snapshots = Snapshots(self)  # snapshot / restore / reset (mockbroker/snapshots.py)
+        self.waits = Waits(self.cluster, self.node, self._hop)  # wait_for_* (mockbroker/waits.py)
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
         self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options,
@@ -402,37 +406,14 @@ class MockBroker:
         self._call(start)
 
     # -- the rest of the failure API: broker.node_control (mockbroker/node_control.py) ---------------
-    def stall_node(self, node_id: int) -> None:
-        """Stop node_id's replication (not the node): it leaves the ISRs after replica.lag.time.max.ms."""
-        self.node_control.stall_node(node_id)
-
-    def resume_node(self, node_id: int) -> None:
-        """node_id replicates again: caught up at once, back in the ISRs."""
-        self.node_control.resume_node(node_id)
-
-    def set_latency(self, node_id: int, ms: float) -> None:
-        """Delay every answer from node_id by ms milliseconds (0: none)."""
-        self.node_control.set_latency(node_id, ms)
-
-    def move_leader(self, topic: str, partition: int, to_node: int) -> None:
-        """Make to_node (a live ISR member) lead the partition, with a leader epoch bump."""
-        self.node_control.move_leader(topic, partition, to_node)
-
-    def move_coordinator(self, to_node: int, *, group: str | None = None, transactional_id: str | None = None) -> None:
-        """Make to_node coordinate a group or a transactional id (it leads the key's internal partition)."""
-        self.node_control.move_coordinator(to_node, group=group, transactional_id=transactional_id)
-
-    def elect_preferred_leaders(self) -> list[tuple[str, int]]:
-        """Give every partition its preferred leader where it can; the partitions that changed."""
-        return self.node_control.elect_preferred_leaders()
-
-    def partition_state(self, topic: str, partition: int) -> PartitionState:
-        """Leader, leader epoch, replicas, ISR and offline replicas of a partition."""
-        return self.node_control.partition_state(topic, partition)
-
-    def set_isr(self, topic: str, partition: int, isr: list[int]) -> None:
-        """Set a partition's ISR (live replicas only); a leader outside it hands over to a member."""
-        self.node_control.set_isr(topic, partition, isr)
+    stall_node = delegate("node_control", NodeControl.stall_node)
+    resume_node = delegate("node_control", NodeControl.resume_node)
+    set_latency = delegate("node_control", NodeControl.set_latency)
+    move_leader = delegate("node_control", NodeControl.move_leader)
+    move_coordinator = delegate("node_control", NodeControl.move_coordinator)
+    elect_preferred_leaders = delegate("node_control", NodeControl.elect_preferred_leaders)
+    partition_state = delegate("node_control", NodeControl.partition_state)
+    set_isr = delegate("node_control", NodeControl.set_isr)
 
     def delete_topic(self, name: str) -> None:
         self._call(self.cluster.delete_topic, name)
@@ -514,38 +495,19 @@ class MockBroker:
         return self._call(lambda: self.group_coordinator.committed(group))
 
     # -- ACLs: broker.acl_admin (mockbroker/acl_api.py) -----------------------------------------------
-    def add_acl(self, principal: str, operation: str | list[str], *, topic: str | None = None,
-                group: str | None = None, transactional_id: str | None = None, cluster: bool = False,
-                resource_type: str | None = None, name: str | None = None, pattern: str = "LITERAL",
-                permission: str = "ALLOW", host: str = "*") -> list[AclBinding]:
-        """Add ACL bindings (one per operation) for principal ("User:alice", "User:*") on one resource."""
-        return self.acl_admin.add_acl(principal, operation, topic=topic, group=group, transactional_id=transactional_id,
-                                      cluster=cluster, resource_type=resource_type, name=name, pattern=pattern,
-                                      permission=permission, host=host)
-
-    def remove_acls(self, principal: str | None = None, operation: str = "ANY", *, topic: str | None = None,
-                    group: str | None = None, transactional_id: str | None = None, cluster: bool = False,
-                    resource_type: str | None = None, name: str | None = None, pattern: str = "ANY",
-                    permission: str = "ANY", host: str | None = None) -> list[AclBinding]:
-        """Remove the bindings a filter matches (Kafka's DeleteAcls filter; no argument: all of them)."""
-        return self.acl_admin.remove_acls(principal, operation, topic=topic, group=group,
-                                          transactional_id=transactional_id, cluster=cluster,
-                                          resource_type=resource_type, name=name, pattern=pattern,
-                                          permission=permission, host=host)
-
-    def acls(self) -> list[AclBinding]:
-        """Every ACL binding, in the order they were created."""
-        return self.acl_admin.acls()
+    add_acl = delegate("acl_admin", AclAdmin.add_acl)
+    remove_acls = delegate("acl_admin", AclAdmin.remove_acls)
+    acls = delegate("acl_admin", AclAdmin.acls)
 
     # -- faults and the request record -----------------------------------------------------------
     def inject(self, api_key: int, *, error: int | ErrorCode | None = None, drop: str | None = None,
                delay: float | None = None, count: int = 1, topic: str | None = None, partition: int | None = None,
-               node: int | None = None) -> FaultRule:
+               node: int | None = None, probability: float = 1.0) -> FaultRule:
         """Make the next `count` requests of api_key (optionally for one topic/partition, or only those sent
         to one node) fail: exactly one of error=<code>, drop="before"|"after", delay=<seconds>
-        (faults.make_rule says what each does)."""
+        (faults.make_rule says what each does); probability < 1: each matching one by chance, from broker.seed."""
         rule = make_rule(api_key, error=error, drop=drop, delay=delay, count=count, topic=topic,
-                         partition=partition, node=node)
+                         partition=partition, node=node, probability=probability)
         return self._call(self.faults.add, rule)
 
     def clear_faults(self) -> None:
@@ -580,3 +542,12 @@ class MockBroker:
         the partitions of the open transaction and the offsets it holds for groups."""
         return self._call(lambda: transactions(self.txn_coordinator))
 
+    # -- waits for records, groups, offsets, transactions, sync and async: broker.waits (mockbroker/waits.py)
+    wait_for_records = delegate("waits", Waits.wait_for_records)
+    wait_for_group = delegate("waits", Waits.wait_for_group)
+    wait_for_committed = delegate("waits", Waits.wait_for_committed)
+    wait_for_transaction = delegate("waits", Waits.wait_for_transaction)
+    wait_for_records_async = delegate("waits", Waits.wait_for_records_async)
+    wait_for_group_async = delegate("waits", Waits.wait_for_group_async)
+    wait_for_committed_async = delegate("waits", Waits.wait_for_committed_async)
+    wait_for_transaction_async = delegate("waits", Waits.wait_for_transaction_async)

@@ -73,6 +73,7 @@ class Settings:
     ssl_ca_out: str | None = None  # where to write the CA certificate clients trust
     persona: Persona = FULL  # the Kafka release played and single API caps (personas.py)
     schema_registry_port: int | None = None  # the Schema Registry's port (0: a free one); None: no registry
+    seed: int | None = None  # every random choice of the broker comes from it (state/seeding.py); None: a fresh one
 
 
 def starting_settings(defaults: str, config: dict[str, Any] | None) -> dict[str, Any]:
@@ -114,6 +115,7 @@ class BrokerOptions(TypedDict, total=False):
     kafka_version: str | None  # None: every version mockbroker serves; "2.8" ... "4.3": that release's
     max_versions: dict[int, int] | None  # api_key -> the newest version served
     schema_registry: bool | int | None  # None / False: no Schema Registry; True: on a free port; or a port
+    seed: int | None  # None: a fresh seed, recorded as broker.seed
 
 
 def registry_port(option: bool | int | None) -> int | None:
@@ -175,4 +177,11 @@ def make_settings(host: str = "127.0.0.1", port: int = 0, **options: Unpack[Brok
         tls=options.get("tls"), oauth=options.get("oauth"), acls=options.get("acls"),
         super_users=tuple(super_users) if super_users is not None else None,
         data_dir=os.fspath(data_dir) if data_dir is not None else None, topics=tuple(topics or ()),
-        ssl_ca_out=options.get("ssl_ca_out"), persona=persona)
+        ssl_ca_out=options.get("ssl_ca_out"), persona=persona, seed=seed_option(options.get("seed")))
+
+
+def seed_option(seed: int | None) -> int | None:
+    """MockBroker's `seed`, checked: a whole number (or None: a fresh one is drawn and recorded)."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ValueError(f"seed must be a whole number, got {seed!r}")
+    return seed

@@ -141,7 +141,8 @@ def _state_timers(roots: list[tuple[str, Any, dict[str, Any] | None]]) -> list[T
 def _shared(broker: SnapshotHost, roots: list[tuple[str, Any]]) -> dict[int, Any]:
     """The memo that keeps roots and services as they are: a copy refers to the same objects."""
     keep: list[Any] = [broker, broker.clock, broker.scheduler, broker.security, broker.settings, broker.cluster.nodes,
-                       broker.node_control, broker.log_maintenance, *broker.cluster.listeners]
+                       broker.node_control, broker.log_maintenance, *broker.cluster.listeners,
+                       broker.cluster.changes]  # the waits' signal: open waits stay subscribed across a restore
     keep.extend(broker.nodes.values())
     keep.extend(node.appender for node in broker.nodes.values())
     keep.extend(obj for _room, obj in roots if obj is not None)

@@ -29,7 +29,6 @@ As Kafka's controller answers it (ControllerApis.createTopics + ReplicationContr
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from typing import Any
 
@@ -44,6 +43,7 @@ from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.state.cluster.cluster import Cluster
 from mockbroker.state.configs import TopicConfig, describe_topic_entries
+from mockbroker.state.seeding import random_uuid
 
 API_KEY = ApiKey.CREATE_TOPICS
 METADATA_TOPIC = "__cluster_metadata"
@@ -81,7 +81,7 @@ def create_one(cluster: Cluster, t: Msg, validate_only: bool) -> Msg:
         rf = (t.replication_factor if t.replication_factor != -1
               else int(cluster.config.get("default.replication.factor")))
     config = TopicConfig(cluster.config, TopicConfig.validate(configs))
-    return Msg(name=t.name, topic_id=uuid.uuid4(), error_code=ErrorCode.NONE, error_message=None,
+    return Msg(name=t.name, topic_id=random_uuid(cluster.random), error_code=ErrorCode.NONE, error_message=None,
                topic_config_error_code=0, num_partitions=partitions, replication_factor=rf,
                configs=_configs(config))
 

@@ -486,7 +486,8 @@ class JsonApi:
 
     def add_fault(self, req: Request) -> Any:
         body = req.json()
-        reject_unknown_fields(body, {"api_key", "error", "drop", "delay", "count", "topic", "partition", "node"})
+        reject_unknown_fields(body, {"api_key", "error", "drop", "delay", "count", "topic", "partition", "node",
+                                     "probability"})
         raw_key = field(body, "api_key", (int, str), "an API key number or name (e.g. 0 or \"Produce\")",
                         required=True)
         keys = _api_keys()
@@ -518,6 +519,7 @@ class JsonApi:
             assert delay is not None  # chosen, so given
             kwargs["delay"] = float(delay)
         count = int_field(body, "count", lo=1, hi=INT32_MAX)
+        kwargs["probability"] = float(number_field(body, "probability", "a chance", lo=1e-9, hi=1) or 1.0)
         topic = field(body, "topic", (str,), "a topic name")
         partition = int_field(body, "partition", lo=0)
         if partition is not None and topic is None:

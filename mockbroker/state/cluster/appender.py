@@ -39,6 +39,8 @@ class Appender:
     # Checks a transactional batch with the transaction coordinator before it is appended (KIP-890:
     # TxnCoordinator.check_produce, set by MockBroker); raises the partition's error.
     txn_check: Callable[[Partition, RecordBatch, str | None, int], None] | None = None
+    # Told after records were appended: the cluster's change signal (state/changes.py; set by BrokerNode).
+    appended: Callable[[], None] | None = None
 
     def append_records(
         self,
@@ -91,4 +93,6 @@ class Appender:
             stored = log.append(batch, now_ms, log_append_time=log_append_time)
             if first < 0:
                 first = stored.base_offset
+        if self.appended is not None:
+            self.appended()
         return AppendResult(first, now_ms if log_append_time else -1, log.log_start_offset)

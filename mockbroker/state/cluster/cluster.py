@@ -16,12 +16,14 @@ from typing import Any, Protocol
 
 from mockbroker.clock import Clock
 from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.state.changes import Changes
 from mockbroker.state.client_metrics import ClientMetrics
 from mockbroker.state.cluster.placement import Stripe, place
 from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, apply_incremental
 from mockbroker.state.copying import copy_attrs
 from mockbroker.state.log.partition_log import PartitionLog
 from mockbroker.state.log.retention import delete_segments, has_delete_policy
+from mockbroker.state.seeding import new_seed, random_base64_id, random_uuid
 
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
@@ -168,9 +170,14 @@ class Cluster:
         cluster_id: str | None = None,
         config: BrokerConfig | None = None,
         clock: Clock | None = None,
+        seed: int | None = None,
     ) -> None:
         self.nodes = {n: Node(n) for n in (node_ids or [1])}
-        self.cluster_id = cluster_id or _random_cluster_id()
+        # Every random choice of the broker comes from this one source (state/seeding.py); None: a fresh seed.
+        self.seed = new_seed() if seed is None else seed
+        self.random = random.Random(self.seed)
+        self.changes = Changes()  # told of appends, group and transaction changes (the waits listen)
+        self.cluster_id = cluster_id or random_base64_id(self.random)
         self.controller_id = min(self.nodes)
         self.config = config or BrokerConfig()
         self.clock = clock or Clock()
@@ -178,7 +185,6 @@ class Cluster:
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self._next_producer_id = 1000
-        self.random = random.Random()  # placement's per-topic start (tests may seed it)
         self.client_metrics = ClientMetrics()  # client telemetry (KIP-714): subscriptions, instances, pushes
 
     def live_node_ids(self) -> list[int]:
@@ -297,7 +303,7 @@ class Cluster:
         config = TopicConfig(self.config, overrides)
         if validate_only:
             return None
-        topic = Topic(name, topic_id or uuid.uuid4(), config, internal=name in INTERNAL_TOPICS)
+        topic = Topic(name, topic_id or random_uuid(self.random), config, internal=name in INTERNAL_TOPICS)
         self.topics[name] = topic
         self.topics_by_id[topic.topic_id] = topic
         if replica_lists is not None:
@@ -538,8 +544,3 @@ def _new_log(topic: Topic, index: int) -> PartitionLog:
     log.segments.config = topic.config
     return log
 
-
-def _random_cluster_id() -> str:
-    import base64
-
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")

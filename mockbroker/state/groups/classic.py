@@ -12,7 +12,6 @@ State changes go through the table in states.py (`ClassicGroupState._transition`
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 
 from mockbroker.errors import ErrorCode, KafkaError
@@ -35,6 +34,7 @@ from mockbroker.state.groups.common import (
 )
 from mockbroker.state.groups.offsets import CommittedOffset
 from mockbroker.state.groups.states import ClassicEvent, ClassicState
+from mockbroker.state.seeding import random_uuid
 
 
 class ClassicGroup(ClassicGroupState):
@@ -58,7 +58,7 @@ class ClassicGroup(ClassicGroupState):
         if not self.supports_protocols(protocol_type, (n for n, _ in protocols)):
             respond(join_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
             return
-        new_member_id = f"{group_instance_id if group_instance_id is not None else client_id}-{uuid.uuid4()}"
+        new_member_id = f"{group_instance_id if group_instance_id is not None else client_id}-{random_uuid(self.coordinator.cluster.random)}"
         if group_instance_id is not None:
             existing = self.static_members.get(group_instance_id)
             if existing is not None:

@@ -27,8 +27,8 @@ migration of group.consumer.migration.policy) are not served.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
+import random
 import re
 import uuid
 from collections.abc import Callable
@@ -40,6 +40,7 @@ from mockbroker.state.groups.common import GROUP_AUTHORIZED_OPERATIONS, GroupHos
 from mockbroker.state.groups.consumer_assignors import ASSIGNORS, AssignMember
 from mockbroker.state.groups.offsets import CommittedOffset
 from mockbroker.state.groups.states import ConsumerState, MemberState, consumer_group_state
+from mockbroker.state.seeding import random_base64_id
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
@@ -49,9 +50,10 @@ CONSUMER_MEMBER_TYPE = 1  # ConsumerGroupDescribe v1 member_type: 0 classic, 1 c
 Assignment = dict[uuid.UUID, set[int]]
 
 
-def new_member_id() -> str:
-    """A member id as Kafka's Uuid.randomUuid().toString(): 22 characters of URL-safe base64."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+def new_member_id(rng: random.Random) -> str:
+    """A member id as Kafka's Uuid.randomUuid().toString(): 22 characters of URL-safe base64 (from the
+    broker's seeded source, state/seeding.py)."""
+    return random_base64_id(rng)
 
 
 @dataclass

@@ -58,7 +58,7 @@ class GroupCoordinator:
         self.pending_transactional_offsets = pending_transactional_offsets or (lambda _g, _t, _p: False)
         self.timers = Timers(scheduler, clock)
         self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
-        self.offsets = OffsetStore()
+        self.offsets = OffsetStore(changed=cluster.changes.notify)
         self._cleanup_scheduled = False
         # Told of each classic group state change and each consumer group change (state/coordinators/log.py
         # writes their records).
@@ -67,6 +67,7 @@ class GroupCoordinator:
         self.group_loaded: Callable[[Any], None] | None = None
 
     def group_state_changed(self, group: Any) -> None:
+        self.cluster.changes.notify()  # the waits (mockbroker/waits.py) look again
         if self.group_listener is not None:
             self.group_listener(group)
 
@@ -393,7 +394,8 @@ def consumer_group_heartbeat(coordinator: GroupCoordinator, req: Msg, api_versio
             coordinator.ensure_cleanup()
         assert isinstance(group, ConsumerGroup)
         return group.heartbeat(
-            member_id=req.member_id or new_member_id(), member_epoch=epoch, instance_id=req.instance_id,
+            member_id=req.member_id or new_member_id(coordinator.cluster.random), member_epoch=epoch,
+            instance_id=req.instance_id,
             rack_id=req.rack_id, rebalance_timeout_ms=req.rebalance_timeout_ms, client_id=client_id,
             client_host=client_host, subscribed_topic_names=req.subscribed_topic_names,
             subscribed_topic_regex=req.get("subscribed_topic_regex"), server_assignor=req.server_assignor,

@@ -41,12 +41,15 @@ OffsetListener = Callable[[str, str, int, "CommittedOffset | None"], None]
 
 
 class OffsetStore:
-    def __init__(self) -> None:
+    def __init__(self, changed: Callable[[], None] | None = None) -> None:
         self._by_group: dict[str, dict[tuple[str, int], CommittedOffset]] = {}
         # The coordinator's log (state/coordinators/log.py) listens: each change is a record there.
         self.listener: OffsetListener | None = None
+        self.changed = changed  # the cluster's change signal (state/changes.py), for the waits
 
     def _changed(self, group_id: str, topic: str, partition: int, value: CommittedOffset | None) -> None:
+        if self.changed is not None:
+            self.changed()
         if self.listener is not None:
             self.listener(group_id, topic, partition, value)
 

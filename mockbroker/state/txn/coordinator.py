@@ -110,6 +110,7 @@ class TxnCoordinator:
         self.listener: Callable[[str, TxnMetadata | None], None] | None = None
 
     def _changed(self, txn: TxnMetadata) -> None:
+        self.cluster.changes.notify()  # the waits (mockbroker/waits.py) look again
         if self.listener is not None:
             self.listener(txn.transactional_id, txn)
 
