@@ -9,7 +9,11 @@ optionally topic/partition and the node it was sent to) is consumed for it. Acti
   error; nothing happened);
 - drop_after: the request is applied, then the connection is closed without an answer (the client
   retries something that already happened: this is how a test proves de-duplication);
-- delay(seconds): the answer is held back (the request is applied at once).
+- delay(seconds): the answer is held back (the request is applied at once);
+- hook: a test's function answers (MockBroker.intercept; mockbroker/intercept.py says what it may do);
+- respond: a canned answer given as JSON (the control API's POST /faults {response}; protocol/json_msgs.py
+  turns it into the API's response struct, encoded at the request's version).
+A rule's count None keeps it until it is removed (a hook's default).
 
 Every request is also recorded (api key, version, client id, broker-clock time) in
 `MockBroker.requests` (a RequestRecord): bounded in entries (the oldest fall out) and in what each entry
@@ -28,10 +32,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mockbroker import intercept
 from mockbroker.dispatch import carries_error, error_response, lookup
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.json_msgs import response_from_json
 from mockbroker.protocol.messages import Msg
 
 if TYPE_CHECKING:
@@ -125,16 +131,18 @@ def _request_topics(api_key: int, req: Msg, name_of: TopicNames) -> list[tuple[s
 @dataclass
 class FaultRule:
     api_key: int
-    action: str  # "error", "drop_before", "drop_after", "delay"
-    count: int = 1
+    action: str  # "error", "drop_before", "drop_after", "delay", "hook", "respond"
+    count: int | None = 1  # None: until removed
     error_code: int = 0
     delay_s: float = 0.0
     topic: str | None = None
     partition: int | None = None
     node: int | None = None  # only requests sent to this node (None: any)
+    hook: Callable[..., Any] | None = None  # action "hook": fn(request, context) (mockbroker/intercept.py)
+    response: dict[str, Any] | None = None  # action "respond": the answer's fields as JSON
 
     def matches(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None) -> bool:
-        if header.api_key != self.api_key or self.count <= 0:
+        if header.api_key != self.api_key or (self.count is not None and self.count <= 0):
             return False
         if self.node is not None and node_id != self.node:
             return False
@@ -154,6 +162,12 @@ class FaultRule:
         fn: Callable[..., Any],
     ) -> Any:
         """Handle the request as the rule says; `close` closes its connection (with a reason to log)."""
+        if self.action == "hook":
+            assert self.hook is not None
+            return intercept.run(self.hook, close, ctx, header, req, fn)
+        if self.action == "respond":
+            assert self.response is not None
+            return response_from_json(header.api_key, self.response)
         if self.action == "error":
             return error_response(header.api_key, header.api_version, req, ErrorCode(self.error_code))
         if self.action == "drop_before":
@@ -195,14 +209,35 @@ class Faults:
     def take(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None) -> FaultRule | None:
         for rule in self.rules:
             if rule.matches(header, req, name_of, node_id):
-                rule.count -= 1
-                if rule.count <= 0:
-                    self.rules.remove(rule)
+                if rule.count is not None:
+                    rule.count -= 1
+                    if rule.count <= 0:
+                        self.rules.remove(rule)
                 return rule
         return None
 
+    def remove(self, rule: FaultRule) -> None:
+        """Take one rule away (a hook's remove()); gone already is fine."""
+        self.rules[:] = [r for r in self.rules if r is not rule]
+
     def clear(self) -> None:
-        self.rules.clear()
+        """Remove every rule but the hooks (MockBroker.clear_faults)."""
+        self.rules[:] = [r for r in self.rules if r.action == "hook"]
+
+    def clear_hooks(self) -> None:
+        """Remove every hook (MockBroker.clear_intercepts)."""
+        self.rules[:] = [r for r in self.rules if r.action != "hook"]
+
+    def add_hook(self, api_key: int, fn: Callable[..., Any], node: int | None = None, count: int | None = None,
+                 on_loop: Callable[..., Any] | None = None) -> intercept.Hook:
+        """Add a request hook (MockBroker.intercept) and its handle; on_loop(fn, *args) runs its removal on the
+        broker's loop (the thread hop)."""
+        if not callable(fn):
+            raise TypeError("a hook is a function fn(request, context)")
+        if count is not None and count < 1:
+            raise ValueError("count is 1 or more (None: until removed)")
+        rule = self.add(FaultRule(int(api_key), "hook", count, node=node, hook=fn))
+        return intercept.Hook(rule, self.remove if on_loop is None else lambda r: on_loop(self.remove, r))
 
 
 def make_rule(api_key: int, *, error: int | ErrorCode | None = None, drop: str | None = None,
