@@ -4,7 +4,7 @@ The core (`pip install mockbroker`) serves PLAINTEXT and SASL PLAIN/SCRAM listen
 pytest fixture and the CLI. Four features need more, each named by an extra of pyproject.toml:
 
     extra       packages               features
-    http        aiohttp                the HTTP endpoint: JSON control API and web console (--http-port)
+    http        aiohttp, prometheus-client   the HTTP endpoint: JSON control API, web console, /metrics (--http-port)
     security    cryptography, PyJWT    TLS listeners (SSL, SASL_SSL); OAUTHBEARER with signed tokens
     registry    fastavro               the Schema Registry beside the broker (--schema-registry-port)
     all         all of the above
@@ -22,6 +22,7 @@ from types import ModuleType
 # module -> (extra, distribution on PyPI); tests/test_packaging.py checks it against pyproject.toml
 EXTRAS: dict[str, tuple[str, str]] = {
     "aiohttp": ("http", "aiohttp"),
+    "prometheus_client": ("http", "prometheus-client"),
     "fastavro": ("registry", "fastavro"),
     "cryptography": ("security", "cryptography"),
     "jwt": ("security", "PyJWT"),

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockbroker import intercept
 from mockbroker.dispatch import carries_error, error_response, lookup
+from mockbroker.metrics import RequestCounters
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -73,6 +74,7 @@ class RequestRecord:
         self._entries: deque[ReceivedRequest] = deque(maxlen=max_entries)
         self._client_ids: dict[str, str] = {}
         self.total = 0  # every request ever added (older ones fall out of _entries, the count goes on)
+        self.metrics = RequestCounters()  # by API key, latency, bytes out (metrics.py); clear() leaves them
 
     def _client_id(self, client_id: str | None) -> str | None:
         if client_id is None:
@@ -91,6 +93,7 @@ class RequestRecord:
         self._entries.append(ReceivedRequest(api_key, api_version, self._client_id(client_id), correlation_id,
                                              time_ms, connection_id, principal, listener, node_id))
         self.total += 1
+        self.metrics.request(api_key)
 
     def since(self, total: int, at_most: int) -> list[ReceivedRequest]:
         """The requests added after the record's count was `total` (the newest `at_most` of them, and only
