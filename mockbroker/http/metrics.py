@@ -37,6 +37,13 @@ if TYPE_CHECKING:
 PREFIX = "kafka_"
 
 
+def metric_totals(broker: MockBroker) -> dict[str, int]:
+    """The cluster's totals so far: record bytes in and out, requests received (the console's charts)."""
+    counters = broker.requests.metrics
+    return {"bytes_in": sum(sum(node.appender.bytes_in.values()) for node in broker.nodes.values()),
+            "bytes_out": sum(counters.bytes_out.values()), "requests": sum(counters.received.values())}
+
+
 class BrokerCollector:
     """A prometheus_client collector of one broker's metrics, built at each scrape."""
 
