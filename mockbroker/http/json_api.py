@@ -486,7 +486,7 @@ class JsonApi:
                 continue
             self.broker.delete_topic(name)
             deleted.append(name)
-        faults = len(self.broker.faults.rules)
+        faults = sum(1 for rule in self.broker.faults.rules if rule.action != "hook")  # hooks stay
         self.broker.clear_faults()
         self.broker.requests.clear()
         return {"deleted_topics": deleted, "cleared_faults": faults}
