@@ -112,6 +112,7 @@ class Connection(asyncio.BufferedProtocol):
         self.security: ConnectionSecurity | None = None  # SSL / SASL listeners (mockbroker/security)
         self._idle: IdleTimeout | None = None  # connections.max.idle.ms (mockbroker/idle_timeout.py)
         self._started = 0.0  # when the request being handled was read (perf_counter), for its latency
+        self._counters = broker.requests.metrics  # what /metrics reads (mockbroker/metrics.py)
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -262,10 +263,9 @@ class Connection(asyncio.BufferedProtocol):
 
     def _answer(self, header: hdr.RequestHeader, result: Any) -> None:
         """Act on what a handler returned: a response to send, None (no answer: acks=0), or a close."""
-        counters = self.broker.requests.metrics
-        counters.answered(header.api_key, time.perf_counter() - self._started)
+        self._counters.answered(header.api_key, time.perf_counter() - self._started)
         if header.api_key == FETCH and isinstance(result, dict):
-            counters.fetched(result)
+            self._counters.fetched(result)
         if isinstance(result, dispatch.CloseConnection):
             self._close(result.reason)
         elif result is not None:

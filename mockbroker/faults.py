@@ -93,7 +93,8 @@ class RequestRecord:
         self._entries.append(ReceivedRequest(api_key, api_version, self._client_id(client_id), correlation_id,
                                              time_ms, connection_id, principal, listener, node_id))
         self.total += 1
-        self.metrics.request(api_key)
+        received = self.metrics.received  # RequestsPerSec (metrics.py), inline: every request comes here
+        received[api_key] = received.get(api_key, 0) + 1
 
     def since(self, total: int, at_most: int) -> list[ReceivedRequest]:
         """The requests added after the record's count was `total` (the newest `at_most` of them, and only
