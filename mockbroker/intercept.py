@@ -18,7 +18,9 @@ returns (or resolves to):
 - None or `intercept.passthrough`: the broker handles the request (if the hook already called the broker,
   that answer goes out, so the request is never applied twice);
 - a response: a Msg of the API's response struct or a plain dict of its fields (fields left out take the
-  schema's defaults; it is encoded at the request's version, so fields that version lacks are not sent);
+  schema's defaults; it is encoded at the request's version, so fields that version lacks are not sent).
+  A plain dict is read as the control API's canned answers are (protocol/json_msgs.py: a UUID may be its
+  text, an error code its name); a value that does not fit its field is a bug of the hook (below);
 - an error: `intercept.error(code)` or an ErrorCode: the API's error answer (dispatch.error_response);
 - `intercept.delay(seconds, then=None)`: the answer held back `seconds` of real time, then `then` (any of
   these; None: the broker's answer);
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from mockbroker.dispatch import CloseConnection, carries_error, error_response
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.json_msgs import response_from_json
 from mockbroker.protocol.messages import Msg
 
 if TYPE_CHECKING:
@@ -182,7 +185,9 @@ def _resolve(out: Any, context: InterceptContext, close: Callable[[str], None]) 
     header = context.header
     if out is None or out is passthrough:
         return context.broker_answer()
-    if isinstance(out, dict | CloseConnection):  # a response (a Msg is a dict), or the handlers' close
+    if type(out) is dict:  # a plain dict is read as a canned JSON answer is (UUIDs as text, error names)
+        return response_from_json(header.api_key, out)
+    if isinstance(out, dict | CloseConnection):  # a response (a Msg), or the handlers' close
         return out
     if isinstance(out, ErrorCode | Error):
         code = ErrorCode(out.code if isinstance(out, Error) else out)

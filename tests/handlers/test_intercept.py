@@ -37,6 +37,21 @@ def ghost_topic() -> dict[str, Any]:
         {"partition_index": 0, "leader_id": 1, "replica_nodes": [1], "isr_nodes": [1]}]}
 
 
+def test_a_plain_dict_is_read_as_json_and_a_misfit_is_the_hooks_bug(mockbroker: MockBroker,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    answers = iter([{"topics": [{"name": "x", "topic_id": "00000000-0000-0000-0000-00000000002a",
+                                 "error_code": "TOPIC_AUTHORIZATION_FAILED"}]},
+                    {"topics": [{"name": "x", "topic_id": "not-a-uuid"}]}])
+    mockbroker.intercept(METADATA, lambda request, context: next(answers), count=2)
+    with caplog.at_level(logging.ERROR, logger="mockbroker.intercept"), \
+            RawClient(mockbroker.host, mockbroker.port) as c:
+        [t] = metadata(c, topic="x").topics
+        assert (t.topic_id.int, t.error_code) == (42, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        assert metadata(c, topic="x").topics[0].error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+        assert metadata(c).topics == []  # still served
+    assert "not a UUID" in caplog.text
+
+
 def test_a_hook_answers_metadata_with_its_own_response(mockbroker: MockBroker) -> None:
     seen: list[tuple[int, int]] = []
 

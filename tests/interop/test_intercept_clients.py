@@ -3,6 +3,7 @@ and the extra broker a Metadata hook made up, and a rewrite of the broker's own 
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -50,3 +51,20 @@ def test_list_topics_sees_a_canned_answer_of_its_own(mockbroker: MockBroker) -> 
     assert set(meta.topics) == {"only-this"} and meta.cluster_id == "canned"
     hook.remove()
     assert "only-this" not in admin.list_topics(timeout=15).topics
+
+
+@pytest.mark.java
+def test_the_java_admin_lists_a_topic_a_hook_made_up(mockbroker: MockBroker) -> None:
+    from tests.interop.test_java_admin import admin
+
+    mockbroker.create_topic("real")
+
+    async def with_ghost(request: Msg, context: InterceptContext) -> Msg:
+        answer = await context.forward()
+        answer.topics.append({"name": "ghost", "topic_id": uuid.UUID(int=42), "partitions": [
+            {"partition_index": 0, "leader_id": 1, "replica_nodes": [1], "isr_nodes": [1]}]})
+        return answer  # type: ignore[no-any-return]
+
+    mockbroker.intercept(METADATA, with_ghost)
+    [listed] = admin(mockbroker, {"op": "listTopics"})
+    assert listed["names"] == ["ghost", "real"]
