@@ -33,6 +33,7 @@ import inspect
 import itertools
 import logging
 import socket
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -48,7 +49,7 @@ from mockbroker.protocol.primitives import Writer
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
-    from mockbroker.faults import Faults
+    from mockbroker.faults import Faults, RequestRecord
     from mockbroker.node import BrokerNode
     from mockbroker.scheduler import Scheduler
     from mockbroker.security import BrokerSecurity, ConnectionSecurity
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mockbroker.connection")
 
 API_VERSIONS = ApiKey.API_VERSIONS
+FETCH = int(ApiKey.FETCH)
 _ids = itertools.count(1)
 # While a handler waits, stop reading once this much is buffered behind it.
 MAX_BUFFERED_WHILE_BUSY = 4 * 1024 * 1024
@@ -73,6 +75,7 @@ class ConnectionHost(Protocol):
     clock: Clock
     scheduler: Scheduler
     faults: Faults
+    requests: RequestRecord  # the request record, with the counters /metrics reads (its .metrics)
     security: BrokerSecurity  # TLS and SASL per listener (mockbroker/security)
     capture: list[bytes] | None  # every request frame, raw, when a list
     node_latency_ms: dict[int, int]  # answers of these nodes go out this many ms late (set_latency)
@@ -108,6 +111,8 @@ class Connection(asyncio.BufferedProtocol):
         self._out: collections.deque[bytes | bytearray | memoryview] = collections.deque()  # see _drain
         self.security: ConnectionSecurity | None = None  # SSL / SASL listeners (mockbroker/security)
         self._idle: IdleTimeout | None = None  # connections.max.idle.ms (mockbroker/idle_timeout.py)
+        self._started = 0.0  # when the request being handled was read (perf_counter), for its latency
+        self._counters = broker.requests.metrics  # what /metrics reads (mockbroker/metrics.py)
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -186,6 +191,7 @@ class Connection(asyncio.BufferedProtocol):
             self._pause_reading()
 
     def _handle_frame(self, frame: bytearray) -> None:
+        self._started = time.perf_counter()
         if self.broker.capture is not None:
             self.broker.capture.append(bytes(frame))
         if self.security is not None and self.security.sasl is not None and self.security.sasl.expects_raw_token:
@@ -257,6 +263,9 @@ class Connection(asyncio.BufferedProtocol):
 
     def _answer(self, header: hdr.RequestHeader, result: Any) -> None:
         """Act on what a handler returned: a response to send, None (no answer: acks=0), or a close."""
+        self._counters.answered(header.api_key, time.perf_counter() - self._started)
+        if header.api_key == FETCH and isinstance(result, dict):
+            self._counters.fetched(result)
         if isinstance(result, dispatch.CloseConnection):
             self._close(result.reason)
         elif result is not None:

@@ -5,7 +5,7 @@ pytest fixture and the CLI (client telemetry is served by the core; only decodin
 an extra). These features need more, each named by an extra of pyproject.toml:
 
     extra       packages               features
-    http        aiohttp                the HTTP endpoint: JSON control API and web console (--http-port)
+    http        aiohttp, prometheus-client   the HTTP endpoint: JSON control API, web console, /metrics (--http-port)
     security    cryptography, PyJWT    TLS listeners (SSL, SASL_SSL); OAUTHBEARER with signed tokens
     registry    fastavro, jsonschema,  the Schema Registry beside the broker (--schema-registry-port), its
                 protobuf, grpcio-tools Avro, JSON Schema and Protobuf schemas
@@ -25,6 +25,7 @@ from types import ModuleType
 # module -> (extra, distribution on PyPI); tests/test_packaging.py checks it against pyproject.toml
 EXTRAS: dict[str, tuple[str, str]] = {
     "aiohttp": ("http", "aiohttp"),
+    "prometheus_client": ("http", "prometheus-client"),
     "fastavro": ("registry", "fastavro"),
     "jsonschema": ("registry", "jsonschema"),
     "google.protobuf": ("registry", "protobuf"),

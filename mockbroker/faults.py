@@ -9,7 +9,11 @@ optionally topic/partition and the node it was sent to) is consumed for it. Acti
   error; nothing happened);
 - drop_after: the request is applied, then the connection is closed without an answer (the client
   retries something that already happened: this is how a test proves de-duplication);
-- delay(seconds): the answer is held back (the request is applied at once).
+- delay(seconds): the answer is held back (the request is applied at once);
+- hook: a test's function answers (MockBroker.intercept; mockbroker/intercept.py says what it may do);
+- respond: a canned answer given as JSON (the control API's POST /faults {response}; protocol/json_msgs.py
+  turns it into the API's response struct, encoded at the request's version).
+A rule's count None keeps it until it is removed (a hook's default).
 
 A rule with a probability below 1 fires on each matching request with that chance, drawn from the broker's
 seeded source (`cluster.random`, state/seeding.py), so the same seed and the same requests fire it on the
@@ -34,10 +38,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mockbroker import intercept
 from mockbroker.dispatch import carries_error, error_response, lookup
+from mockbroker.metrics import RequestCounters
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
+from mockbroker.protocol.json_msgs import response_from_json
 from mockbroker.protocol.messages import Msg
 
 if TYPE_CHECKING:
@@ -76,6 +83,7 @@ class RequestRecord:
         self._entries: deque[ReceivedRequest] = deque(maxlen=max_entries)
         self._client_ids: dict[str, str] = {}
         self.total = 0  # every request ever added (older ones fall out of _entries, the count goes on)
+        self.metrics = RequestCounters()  # by API key, latency, bytes out (metrics.py); clear() leaves them
 
     def _client_id(self, client_id: str | None) -> str | None:
         if client_id is None:
@@ -94,6 +102,8 @@ class RequestRecord:
         self._entries.append(ReceivedRequest(api_key, api_version, self._client_id(client_id), correlation_id,
                                              time_ms, connection_id, principal, listener, node_id))
         self.total += 1
+        received = self.metrics.received  # RequestsPerSec (metrics.py), inline: every request comes here
+        received[api_key] = received.get(api_key, 0) + 1
 
     def since(self, total: int, at_most: int) -> list[ReceivedRequest]:
         """The requests added after the record's count was `total` (the newest `at_most` of them, and only
@@ -134,17 +144,19 @@ def _request_topics(api_key: int, req: Msg, name_of: TopicNames) -> list[tuple[s
 @dataclass
 class FaultRule:
     api_key: int
-    action: str  # "error", "drop_before", "drop_after", "delay"
-    count: int = 1
+    action: str  # "error", "drop_before", "drop_after", "delay", "hook", "respond"
+    count: int | None = 1  # None: until removed
     error_code: int = 0
     delay_s: float = 0.0
     topic: str | None = None
     partition: int | None = None
     node: int | None = None  # only requests sent to this node (None: any)
     probability: float = 1.0  # the chance it fires on a matching request (drawn from the broker's seed)
+    hook: Callable[..., Any] | None = None  # action "hook": fn(request, context) (mockbroker/intercept.py)
+    response: dict[str, Any] | None = None  # action "respond": the answer's fields as JSON
 
     def matches(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None) -> bool:
-        if header.api_key != self.api_key or self.count <= 0:
+        if header.api_key != self.api_key or (self.count is not None and self.count <= 0):
             return False
         if self.node is not None and node_id != self.node:
             return False
@@ -164,6 +176,12 @@ class FaultRule:
         fn: Callable[..., Any],
     ) -> Any:
         """Handle the request as the rule says; `close` closes its connection (with a reason to log)."""
+        if self.action == "hook":
+            assert self.hook is not None
+            return intercept.run(self.hook, close, ctx, header, req, fn)
+        if self.action == "respond":
+            assert self.response is not None
+            return response_from_json(header.api_key, self.response)
         if self.action == "error":
             return error_response(header.api_key, header.api_version, req, ErrorCode(self.error_code))
         if self.action == "drop_before":
@@ -208,14 +226,35 @@ class Faults:
             if rule.matches(header, req, name_of, node_id):
                 if rule.probability < 1.0 and self.random.random() >= rule.probability:
                     continue  # not this time: the request goes on to the next rule
-                rule.count -= 1
-                if rule.count <= 0:
-                    self.rules.remove(rule)
+                if rule.count is not None:
+                    rule.count -= 1
+                    if rule.count <= 0:
+                        self.rules.remove(rule)
                 return rule
         return None
 
+    def remove(self, rule: FaultRule) -> None:
+        """Take one rule away (a hook's remove()); gone already is fine."""
+        self.rules[:] = [r for r in self.rules if r is not rule]
+
     def clear(self) -> None:
-        self.rules.clear()
+        """Remove every rule but the hooks (MockBroker.clear_faults)."""
+        self.rules[:] = [r for r in self.rules if r.action == "hook"]
+
+    def clear_hooks(self) -> None:
+        """Remove every hook (MockBroker.clear_intercepts)."""
+        self.rules[:] = [r for r in self.rules if r.action != "hook"]
+
+    def add_hook(self, api_key: int, fn: Callable[..., Any], node: int | None = None, count: int | None = None,
+                 on_loop: Callable[..., Any] | None = None) -> intercept.Hook:
+        """Add a request hook (MockBroker.intercept) and its handle; on_loop(fn, *args) runs its removal on the
+        broker's loop (the thread hop)."""
+        if not callable(fn):
+            raise TypeError("a hook is a function fn(request, context)")
+        if count is not None and count < 1:
+            raise ValueError("count is 1 or more (None: until removed)")
+        rule = self.add(FaultRule(int(api_key), "hook", count, node=node, hook=fn))
+        return intercept.Hook(rule, self.remove if on_loop is None else lambda r: on_loop(self.remove, r))
 
 
 def make_rule(api_key: int, *, error: int | ErrorCode | None = None, drop: str | None = None,

@@ -74,6 +74,7 @@ from mockbroker.storage import data_dir_from_config
 from mockbroker.waits import Waits
 
 if TYPE_CHECKING:
+    from mockbroker.intercept import Hook
     from mockbroker.registry.decode import DecodedRecord
     from mockbroker.registry.http import RegistryServer
     from mockbroker.security.tls import BrokerTls
@@ -512,6 +513,15 @@ class MockBroker:
 
     def clear_faults(self) -> None:
         self._call(self.faults.clear)
+
+    def intercept(self, api_key: int, fn: Callable[..., Any], *, node: int | None = None,
+                  count: int | None = None) -> Hook:
+        """Let fn(request, context) answer api_key's requests (mockbroker/intercept.py); .remove() undoes it."""
+        return self._call(self.faults.add_hook, api_key, fn, node, count, self._call)
+
+    def clear_intercepts(self) -> None:
+        """Remove every request hook."""
+        self._call(self.faults.clear_hooks)
 
     def record_request(self, ctx: RequestContext, header: Any) -> None:
         self.requests.add(header.api_key, header.api_version, header.client_id, header.correlation_id,

@@ -8,6 +8,7 @@ This module routes what it parsed:
     GET /console/*   the console's files (static/: HTML, CSS, JS modules; no build step)
     GET /events      server-sent events (events.py)
     GET /openapi.json  the OpenAPI 3.1 description of the JSON API (openapi.py)
+    GET /metrics     Prometheus' text format (metrics.py; a route of json_api.ROUTES answering as it is)
     anything else    the JSON API (json_api.ROUTES)
 
 HTTPS when the broker has TLS material (an SSL or SASL_SSL listener): the broker's certificate, so a
@@ -241,6 +242,8 @@ class ControlServer:
             result = handler(self.api, req)
             if inspect.isawaitable(result):
                 result = await result
+            if isinstance(result, web.Response):  # an answer that is not JSON (GET /metrics)
+                return result
             status, payload = result if isinstance(result, tuple) else (200, result)
             return json_response(status, payload)
         except HttpError as exc:

@@ -14,8 +14,8 @@ Authorization. When the broker also has an authorizer (ACLs on), the authenticat
 what the Kafka APIs would require (`requirement`): reading a topic's records or batches is TOPIC READ, its
 description TOPIC DESCRIBE, its configs TOPIC DESCRIBE_CONFIGS, producing TOPIC WRITE, creating a topic
 TOPIC CREATE (or CLUSTER CREATE), deleting one TOPIC DELETE, one group GROUP DESCRIBE; cluster-wide reads
-(overview, topic list, nodes, groups, transactions, producers, faults, ACLs, the request log, live events)
-CLUSTER DESCRIBE; every control action (clock, faults, latency, nodes, leaders, ISR, compaction, retention,
+(overview, topic list, nodes, groups, transactions, producers, faults, ACLs, the request log, live events,
+metrics) CLUSTER DESCRIBE; every control action (clock, faults, latency, nodes, leaders, ISR, compaction, retention,
 reset, ACL changes) CLUSTER ALTER. Refused: 403. Super users may do everything (the authorizer's rule).
 The index, /health, /names, /openapi.json and the console's static files need authentication only.
 """
@@ -52,7 +52,7 @@ _RULES: dict[tuple[str, str], tuple[AclOperation, ResourceType, str | None]] = {
     ("GET", "/groups/{name}"): (_O.DESCRIBE, _R.GROUP, "name"),
 }
 _CLUSTER_READS = ("/overview", "/topics", "/nodes", "/groups", "/transactions", "/producers", "/faults", "/acls",
-                  "/requests", "/clock", "/events")
+                  "/requests", "/clock", "/events", "/metrics")
 _OPEN = ("/", "/health", "/names", "/openapi.json")
 
 

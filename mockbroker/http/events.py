@@ -8,6 +8,7 @@ broker's loop, so it reads state directly) and tells its subscribers what change
     event: groups    {"groups": [...]}                                             any group changed
     event: requests  {"requests": [...]}                                           requests received
     event: clock     {"now_ms"}                                                    the broker clock moved
+    event: metrics   {"at_ms", "bytes_in", "bytes_out", "requests"}                totals, once a second (charts)
 
 It also samples each topic's high watermarks for `rates()` (records per second over the last ~10 s).
 Looking, not hooks: the broker's state modules stay free of console code. A subscriber that falls
@@ -23,6 +24,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from mockbroker.http.metrics import metric_totals
 from mockbroker.http.request import jsonable, with_api_name
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ QUEUE_LIMIT = 1000
 MAX_REQUESTS_PER_EVENT = 200
 RATE_WINDOW_S = 10.0
 KEEPALIVE_S = 15.0
+METRICS_EVERY_S = 1.0
 
 
 class EventHub:
@@ -50,6 +53,7 @@ class EventHub:
         self._requests_seen = broker.requests.total
         self._clock = -1
         self._samples: collections.deque[tuple[float, dict[str, int]]] = collections.deque()
+        self._metrics_sent = 0.0  # when the last metrics event went out (time.monotonic)
 
     def start(self) -> None:
         self.look()
@@ -106,6 +110,9 @@ class EventHub:
             self._groups = text
             self.publish("groups", {"groups": groups})
         self._publish_requests()
+        if now - self._metrics_sent >= METRICS_EVERY_S:
+            self._metrics_sent = now
+            self.publish("metrics", {"at_ms": int(now * 1000), **metric_totals(self.broker)})
         now_ms = self.broker.clock.now_ms()
         if now_ms != self._clock:
             self._clock = now_ms

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.errors import KafkaError
-from mockbroker.http import acls, snapshots, topic_configs
+from mockbroker.http import acls, fault_rules, metrics, snapshots, topic_configs
 from mockbroker.http.records import read_records, record_json
 from mockbroker.http.request import (
     DEFAULT_LIMIT,
@@ -42,9 +42,7 @@ PRODUCE_VERSION = 11  # the Produce version the console's produce action appends
 # Where a number becomes a time or a delay, its range (a 400 naming the field outside it):
 MAX_ADVANCE_S = 100 * 365 * 86_400  # one clock/advance moves the broker clock at most 100 years
 MAX_LATENCY_MS = 3_600_000  # a node's added latency: at most 1 hour (Kafka clients time out long before)
-MAX_DELAY_S = 3_600  # a fault rule's delay: at most 1 hour, as the latency
 MAX_TIMESTAMP = 2**63 - 1  # a record timestamp is Kafka's int64 (ms)
-INT32_MAX = 2**31 - 1
 
 
 def _api_keys() -> dict[str, int]:
@@ -254,18 +252,8 @@ class JsonApi:
     def clock(self, req: Request) -> Any:
         return {"now_ms": self.broker.clock.now_ms()}
 
-    @staticmethod
-    def _rule_json(rule: Any) -> dict[str, Any]:
-        out = with_api_name(rule)
-        if rule.action == "error":
-            try:
-                out["error"] = ErrorCode(rule.error_code).name
-            except ValueError:
-                out["error"] = None
-        return out
-
     def list_faults(self, req: Request) -> Any:
-        return {"faults": [self._rule_json(r) for r in self.broker.faults.rules]}
+        return {"faults": [fault_rules.rule_json(r) for r in self.broker.faults.rules]}
 
     def requests(self, req: Request) -> Any:
         api_key = req.int_arg("api_key", lo=0)
@@ -484,56 +472,6 @@ class JsonApi:
         self.broker.clock.advance(seconds)
         return {"now_ms": self.broker.clock.now_ms(), "advanced_seconds": seconds}
 
-    def add_fault(self, req: Request) -> Any:
-        body = req.json()
-        reject_unknown_fields(body, {"api_key", "error", "drop", "delay", "count", "topic", "partition", "node",
-                                     "probability"})
-        raw_key = field(body, "api_key", (int, str), "an API key number or name (e.g. 0 or \"Produce\")",
-                        required=True)
-        keys = _api_keys()
-        if isinstance(raw_key, str):
-            if raw_key not in keys:
-                raise HttpError(400, "bad_field", f"unknown API name {raw_key!r}")
-            api_key = keys[raw_key]
-        else:
-            if raw_key not in keys.values():
-                raise HttpError(400, "bad_field", f"unknown API key {raw_key}")
-            api_key = raw_key
-        chosen = [k for k in ("error", "drop", "delay") if body.get(k) is not None]
-        if len(chosen) != 1:
-            raise HttpError(400, "bad_field", "give exactly one of error, drop, delay")
-        kwargs: dict[str, Any] = {}
-        if "error" in chosen:
-            raw_err = field(body, "error", (int, str), "an error code number or name")
-            try:
-                kwargs["error"] = ErrorCode[raw_err] if isinstance(raw_err, str) else ErrorCode(raw_err)
-            except (KeyError, ValueError):
-                raise HttpError(400, "bad_field", f"unknown error code {raw_err!r}") from None
-        elif "drop" in chosen:
-            drop = field(body, "drop", (str,), '"before" or "after"')
-            if drop not in ("before", "after"):
-                raise HttpError(400, "bad_field", f'drop must be "before" or "after", got {drop!r}')
-            kwargs["drop"] = drop
-        else:
-            delay = number_field(body, "delay", "a number of seconds", lo=0, hi=MAX_DELAY_S)
-            assert delay is not None  # chosen, so given
-            kwargs["delay"] = float(delay)
-        count = int_field(body, "count", lo=1, hi=INT32_MAX)
-        kwargs["probability"] = float(number_field(body, "probability", "a chance", lo=1e-9, hi=1) or 1.0)
-        topic = field(body, "topic", (str,), "a topic name")
-        partition = int_field(body, "partition", lo=0)
-        if partition is not None and topic is None:
-            raise HttpError(400, "bad_field", "partition needs topic")
-        node = int_field(body, "node")
-        if node is not None and node not in self.broker.cluster.nodes:
-            raise HttpError(400, "bad_field", f"no node {node}")
-        try:
-            rule = self.broker.inject(api_key, count=count or 1, topic=topic, partition=partition, node=node,
-                                      **kwargs)
-        except ValueError as exc:
-            raise HttpError(400, "bad_field", str(exc)) from None
-        return 201, {"fault": self._rule_json(rule)}
-
     def clear_faults(self, req: Request) -> Any:
         n = len(self.broker.faults.rules)
         self.broker.clear_faults()
@@ -562,8 +500,8 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
     ("GET", "/clock", JsonApi.clock, "the broker clock, ms"),
     ("POST", "/clock/advance", JsonApi.advance, "move the broker clock forward {seconds}"),
     ("GET", "/faults", JsonApi.list_faults, "the fault rules waiting"),
-    ("POST", "/faults", JsonApi.add_fault, "add a fault rule {api_key, error | drop | delay, count?, topic?, "
-     "partition?, node?} (201)"),
+    ("POST", "/faults", fault_rules.add_fault, "add a fault rule {api_key, error | drop | delay | response, count?, "
+     "topic?, partition?, node?, probability?} (201)"),
     ("DELETE", "/faults", JsonApi.clear_faults, "remove every fault rule"),
     ("GET", "/requests", JsonApi.requests, "the requests received, most recent last (?api_key=&limit=)"),
     ("GET", "/names", JsonApi.api_names, "API keys and error codes by name"),
@@ -578,4 +516,4 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
      "move the coordinator of a group or transactional id {group | transactional_id, node}"),
     ("POST", "/leaders/preferred", JsonApi.elect_preferred, "give every partition its preferred leader"),
     ("POST", "/isr", JsonApi.set_isr, "set a partition's in-sync replicas {topic, partition, isr}"),
-] + acls.ROUTES + topic_configs.ROUTES + snapshots.ROUTES
+] + acls.ROUTES + topic_configs.ROUTES + metrics.ROUTES + snapshots.ROUTES

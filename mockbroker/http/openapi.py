@@ -54,8 +54,10 @@ def openapi_document() -> dict[str, Any]:
     for method, path, fn, summary in ROUTES:
         paths.setdefault(path, {})[method.lower()] = _operation(method, path, summary, fn.__name__)
     paths["/events"] = {"get": {
-        "operationId": "events", "summary": "server-sent events: records, topics, groups, requests, clock",
+        "operationId": "events", "summary": "server-sent events: records, topics, groups, requests, clock, metrics",
         "responses": {"200": {"description": "an event stream", "content": {"text/event-stream": {}}}}}}
+    paths["/metrics"]["get"]["responses"]["200"] = {"description": "Prometheus' text format",
+                                                    "content": {"text/plain": {"schema": {"type": "string"}}}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "mockbroker control API", "version": "1",

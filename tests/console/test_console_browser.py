@@ -291,3 +291,22 @@ def test_an_open_transaction_shows_its_partitions_and_time_left_then_commits(con
     goto(page, console, "transactions", "Transactions")
     expect(row.locator("td").nth(1)).to_have_text("CompleteCommit", timeout=WAIT_MS)
     expect(row.locator("td").nth(4)).to_have_text("–")
+
+
+def test_the_overview_charts_bytes_and_requests_live(console: Console, page: Any) -> None:
+    console.broker.create_topic("charted")
+    goto(page, console, "overview", "Overview")
+    charts = page.locator("#metrics-charts figure svg polyline")
+    expect(charts).to_have_count(3)
+    producer = confluent_producer(console)
+    deadline = time.monotonic() + 60
+    requests = page.locator('#metrics-charts [data-metric="requests"]')
+    bytes_in = page.locator('#metrics-charts [data-metric="bytes_in"]')
+    while time.monotonic() < deadline:  # keep traffic going until a sample shows it (no timing asserted)
+        producer.produce("charted", b"x" * 500)
+        producer.flush(30)
+        if bytes_in.inner_text() not in ("–", "0 B") and requests.inner_text() not in ("–", "0.0"):
+            break
+        page.wait_for_timeout(200)
+    assert bytes_in.inner_text() not in ("–", "0 B")
+    assert page.locator("#metrics-charts polyline").first.get_attribute("points")

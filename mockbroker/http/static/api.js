@@ -49,7 +49,7 @@ export function connectEvents(onState) {
   source = new EventSource("/events");
   source.onopen = () => onState(true);
   source.onerror = () => onState(false);  // EventSource reconnects by itself
-  for (const name of ["records", "topics", "groups", "requests", "clock"]) {
+  for (const name of ["records", "topics", "groups", "requests", "clock", "metrics"]) {
     source.addEventListener(name, (event) => {
       const data = JSON.parse(event.data);
       for (const callback of listeners.get(name) || []) callback(data);

@@ -3,6 +3,7 @@
 // live updates (or nothing).
 
 import { get, on } from "./api.js";
+import { metricsCharts } from "./charts.js";
 import { debounce, formatBytes, formatTime, guarded, h, hexDump, message, table } from "./dom.js";
 
 const enc = encodeURIComponent;
@@ -70,10 +71,12 @@ export async function overview(main) {
           String(p.batches), formatBytes(p.size_bytes)])), { id: "partitions-table" }));
   };
   toggle = internalToggle(() => guarded(box, draw));
-  main.replaceChildren(h("h1", { tabindex: "-1" }, "Overview"), facts, h("p", { class: "table-tools" }, toggle.label), box);
+  const charts = metricsCharts();
+  main.replaceChildren(h("h1", { tabindex: "-1" }, "Overview"), charts.el, facts,
+    h("p", { class: "table-tools" }, toggle.label), box);
   await guarded(box, draw);
   const redraw = debounce(() => guarded(box, draw), 300);
-  const offs = [on("records", redraw), on("topics", redraw)];
+  const offs = [on("records", redraw), on("topics", redraw), charts.stop];
   const timer = setInterval(redraw, 5000);  // record rates decay without events
   return () => { offs.forEach((off) => off()); clearInterval(timer); };
 }

@@ -42,6 +42,11 @@ class Appender:
     # Told after records were appended: the cluster's change signal (state/changes.py; set by BrokerNode).
     appended: Callable[[], None] | None = None
 
+    def __init__(self) -> None:
+        # What this node appended, by topic (Kafka's BytesInPerSec and MessagesInPerSec; the /metrics scrape reads them).
+        self.bytes_in: dict[str, int] = {}
+        self.records_in: dict[str, int] = {}
+
     def append_records(
         self,
         partition: Partition,
@@ -89,10 +94,16 @@ class Appender:
                 return AppendResult(duplicate.first_offset, duplicate.timestamp, log.log_start_offset)
         log_append_time = config.log_append_time
         first = -1
+        size = count = 0
         for batch in batches:
             stored = log.append(batch, now_ms, log_append_time=log_append_time)
             if first < 0:
                 first = stored.base_offset
+            size += batch.size
+            count += batch.record_count
+        name = partition.topic.name
+        self.bytes_in[name] = self.bytes_in.get(name, 0) + size
+        self.records_in[name] = self.records_in.get(name, 0) + count
         if self.appended is not None:
             self.appended()
         return AppendResult(first, now_ms if log_append_time else -1, log.log_start_offset)
