@@ -33,6 +33,7 @@ import inspect
 import itertools
 import logging
 import socket
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -45,6 +46,7 @@ from mockbroker.protocol.errors import ErrorCode, ProtocolError
 from mockbroker.protocol.framing import FrameDecoder
 from mockbroker.protocol.messages import Msg, decode_request, encode_response
 from mockbroker.protocol.primitives import Writer
+from mockbroker.quota_throttle import refusal_before, throttle_after
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
@@ -108,6 +110,8 @@ class Connection(asyncio.BufferedProtocol):
         self._out: collections.deque[bytes | bytearray | memoryview] = collections.deque()  # see _drain
         self.security: ConnectionSecurity | None = None  # SSL / SASL listeners (mockbroker/security)
         self._idle: IdleTimeout | None = None  # connections.max.idle.ms (mockbroker/idle_timeout.py)
+        self._muted = False  # throttled by a quota: no request is read until the throttle time passes
+        self._cost: tuple[int, float] = (0, 0.0)  # the request's size and its handler's time (quotas)
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -128,6 +132,9 @@ class Connection(asyncio.BufferedProtocol):
             if self.security.sasl is not None:  # Kafka's sasl.server.max.receive.size until authenticated
                 self.decoder.max_frame_size = min(self.decoder.max_frame_size, self.security.max_receive_before_auth)
         self.broker.connection_opened(self)
+        if self.node.quota_sensors.connection(self.ctx.client_host, self.broker.clock.now_ms()) > 0:
+            self._close("connection_creation_rate quota of its ip exceeded")  # Kafka's ConnectionQuotas
+            return
         self._idle = IdleTimeout(self.broker.scheduler, int(self.broker.cluster.config.get("connections.max.idle.ms")),
                                  is_busy=lambda: self._busy, close=self._close)
 
@@ -173,7 +180,7 @@ class Connection(asyncio.BufferedProtocol):
             self.transport.resume_reading()
 
     def _process(self) -> None:
-        while not self._busy and not self._write_paused and not self._closed:
+        while not self._busy and not self._muted and not self._write_paused and not self._closed:
             try:
                 frame = self.decoder.next_frame()
             except ProtocolError as exc:
@@ -234,10 +241,12 @@ class Connection(asyncio.BufferedProtocol):
                 fn = guard(self.ctx, header.api_key, spec.fn)
             fault = (self.broker.faults.take(header, request, self._topic_name, self.node.node_id)
                      if self.broker.faults.active else None)
+            started = time.perf_counter()
             if fault is not None:
                 result = fault.apply(self._close, self.ctx, header, request, fn)
             else:
-                result = fn(self.ctx, header, request)
+                result = refusal_before(self.ctx, header, request) or fn(self.ctx, header, request)
+            self._cost = (len(frame), time.perf_counter() - started)
             if self.broker.node_latency_ms:
                 latency = self.broker.node_latency_ms.get(self.node.node_id)
                 if latency:
@@ -259,8 +268,13 @@ class Connection(asyncio.BufferedProtocol):
         """Act on what a handler returned: a response to send, None (no answer: acks=0), or a close."""
         if isinstance(result, dispatch.CloseConnection):
             self._close(result.reason)
-        elif result is not None:
-            self._send(header, result)
+        else:
+            assert self.ctx is not None
+            throttle_ms = throttle_after(self.ctx, header, self._cost[0], self._cost[1], result)
+            if throttle_ms > 0:  # muted from now on the broker clock (before the client can see the answer)
+                self._mute(throttle_ms)
+            if result is not None:
+                self._send(header, result)
         if self.security is not None and self.security.sasl is not None and not self.security.settled:
             self._after_sasl_step()
 
@@ -318,6 +332,18 @@ class Connection(asyncio.BufferedProtocol):
             task.cancel()
             return task
         return None
+
+    def _mute(self, ms: int) -> None:
+        """Kafka's throttled channel: read no request for `ms` of the broker clock (the answer is sent)."""
+        self._muted = True
+        self._pause_reading()
+
+        def unmute() -> None:
+            self._muted = False
+            self._resume_reading()
+            self._process()
+
+        self.broker.scheduler.call_later(ms, unmute)
 
     def _topic_name(self, topic_id: Any) -> str | None:
         topic = self.broker.cluster.topics_by_id.get(topic_id)

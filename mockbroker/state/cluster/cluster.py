@@ -20,6 +20,7 @@ from mockbroker.state.cluster.placement import Stripe, place
 from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, apply_incremental
 from mockbroker.state.log.partition_log import PartitionLog
 from mockbroker.state.log.retention import delete_segments, has_delete_policy
+from mockbroker.state.quotas import ClientQuotas
 
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
@@ -169,6 +170,7 @@ class Cluster:
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self._next_producer_id = 1000
         self.random = random.Random()  # placement's per-topic start (tests may seed it)
+        self.quotas = ClientQuotas()  # client quota configs (state/quotas.py), cluster-wide as Kafka's metadata
 
     def live_node_ids(self) -> list[int]:
         """The nodes that are running, in id order."""
