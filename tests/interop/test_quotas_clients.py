@@ -15,8 +15,8 @@ from tests.interop.clients import of_type, run_java
 
 pytestmark = pytest.mark.interop
 
-# 30 records of 2000 bytes against 2000 B/s: the first requests already go over the rate of the 10 s
-# window, so the answers carry throttle_time_ms (about a second or more each), whatever the batching.
+# 30 records of 2000 bytes against 2000 B/s (the Java producer: 10 against 1500 B/s): the rate over the 10 s
+# window goes over the quota before the last records, so those answers carry throttle_time_ms, whatever the batching.
 VALUES = [bytes([65 + i % 26]) * 2000 for i in range(30)]
 
 
@@ -55,7 +55,7 @@ def test_java_producer_metric_and_admin_client_see_the_quotas(mockbroker: MockBr
     mockbroker.create_topic("quota-java")
     admin = run_java("admin", {"bootstrap": mockbroker.bootstrap_servers, "timeout_ms": 15000, "ops": [
         {"op": "alterClientQuotas", "entries": [
-            {"entity": {"client-id": "java-producer"}, "ops": {"producer_byte_rate": 2000}},
+            {"entity": {"client-id": "java-producer"}, "ops": {"producer_byte_rate": 1500}},
             {"entity": {"user": None}, "ops": {"request_percentage": 200.5}},
             {"entity": {"ip": "127.0.0.1", "user": "x"}, "ops": {"connection_creation_rate": 5}}]},
         {"op": "describeClientQuotas"}]}, timeout=90)
@@ -67,9 +67,9 @@ def test_java_producer_metric_and_admin_client_see_the_quotas(mockbroker: MockBr
     refused = results[(("ip", "127.0.0.1"), ("user", "x"))]
     assert refused["error"] == "InvalidRequestException", refused
     quotas = {tuple(sorted(q["entity"].items())): q["values"] for q in described["quotas"]}
-    assert quotas == {(("client-id", "java-producer"),): {"producer_byte_rate": 2000.0},
+    assert quotas == {(("client-id", "java-producer"),): {"producer_byte_rate": 1500.0},
                       (("user", None),): {"request_percentage": 200.5}}
-    assert mockbroker.quotas()[0] == {"entity": {"client-id": "java-producer"}, "values": {"producer_byte_rate": 2000.0}}
+    assert mockbroker.quotas()[0] == {"entity": {"client-id": "java-producer"}, "values": {"producer_byte_rate": 1500.0}}
 
     lines = run_java("produce", {"bootstrap": mockbroker.bootstrap_servers, "topic": "quota-java",
                                  "timeout_ms": 60000, "sync": True,
