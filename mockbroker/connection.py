@@ -46,7 +46,7 @@ from mockbroker.protocol.errors import ErrorCode, ProtocolError
 from mockbroker.protocol.framing import FrameDecoder
 from mockbroker.protocol.messages import Msg, decode_request, encode_response
 from mockbroker.protocol.primitives import Writer
-from mockbroker.quota_throttle import refusal_before, throttle_after
+from mockbroker.quota_throttle import throttle_after, with_mutation_quota
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
@@ -235,17 +235,17 @@ class Connection(asyncio.BufferedProtocol):
         assert self.ctx is not None
         self.broker.record_request(self.ctx, header)
         try:
-            fn = spec.fn
+            fn = with_mutation_quota(spec.fn, header)  # CreateTopics & co. at strict versions (quota_throttle.py)
             if self.node.security.authorizer is not None:  # Kafka's authorization (imported once one is on)
                 from mockbroker.authorization import guard
-                fn = guard(self.ctx, header.api_key, spec.fn)
+                fn = guard(self.ctx, header.api_key, fn)
             fault = (self.broker.faults.take(header, request, self._topic_name, self.node.node_id)
                      if self.broker.faults.active else None)
             started = time.perf_counter()
             if fault is not None:
                 result = fault.apply(self._close, self.ctx, header, request, fn)
             else:
-                result = refusal_before(self.ctx, header, request) or fn(self.ctx, header, request)
+                result = fn(self.ctx, header, request)
             self._cost = (len(frame), time.perf_counter() - started)
             if self.broker.node_latency_ms:
                 latency = self.broker.node_latency_ms.get(self.node.node_id)

@@ -8,7 +8,7 @@ answer it is about to send; this records the client's use on its node's quota se
   goes out empty (no topics, the session id kept) and its bytes are taken back, as Kafka's throttled fetch;
 - every request: the handler's time against request_percentage (capped at one window);
 - CreateTopics, CreatePartitions, DeleteTopics: the partitions created or deleted against
-  controller_mutation_rate (recorded after the fact: see `mutation_refused` for the strict check).
+  controller_mutation_rate (recorded after the fact: `with_mutation_quota` is the strict check before).
 The answer's throttle_time_ms becomes the largest of these (and what the handler put there), and the
 connection mutes itself for that long after sending it (connection.py `_mute`), as Kafka's channel.
 The client is the principal's name (ANONYMOUS without authentication) and the header's client id.
@@ -17,6 +17,7 @@ The client is the principal's name (ANONYMOUS without authentication) and the he
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from mockbroker.context import RequestContext
@@ -26,6 +27,7 @@ from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 from mockbroker.security import principal_of
 
+Handler = Callable[[RequestContext, RequestHeader, Any], Any]
 ZERO_UUID = uuid.UUID(int=0)
 MUTATIONS: dict[int, int] = {ApiKey.CREATE_TOPICS: 6, ApiKey.CREATE_PARTITIONS: 3, ApiKey.DELETE_TOPICS: 5}  # strict from these versions
 
@@ -79,20 +81,24 @@ def _mutations(key: int, response: Any) -> int:
     return sum(1 for t in response.get("results") or [] if t.error_code == 0)
 
 
-def refusal_before(ctx: RequestContext, header: RequestHeader, request: Any) -> Any:
-    """Before CreateTopics / CreatePartitions / DeleteTopics at a strict version, when the client is already
-    over its controller_mutation_rate: the answer refusing every topic with THROTTLING_QUOTA_EXCEEDED and
-    the throttle time (Kafka's strict mode); else None (the request is served)."""
+def with_mutation_quota(fn: Handler, header: RequestHeader) -> Handler:
+    """The handler of CreateTopics / CreatePartitions / DeleteTopics at a strict version, behind Kafka's
+    strict check: a client already over its controller_mutation_rate gets every topic refused with
+    THROTTLING_QUOTA_EXCEEDED and the throttle time. Under the authorization guard (which the connection
+    puts around it), so a topic the client may not touch keeps its authorization error, as in Kafka."""
     if header.api_key not in MUTATIONS or header.api_version < MUTATIONS[header.api_key]:
-        return None
-    sensors = ctx.node.quota_sensors
-    if not sensors.quotas.entities:
-        return None
-    user, client_id = client_of(ctx, header)
-    throttle = sensors.mutation_throttle(user, client_id, ctx.node.clock.now_ms())
-    if throttle <= 0:
-        return None
-    return _refusal(header.api_key, request, throttle)
+        return fn
+
+    def checked(ctx: RequestContext, header: RequestHeader, request: Any) -> Any:
+        sensors = ctx.node.quota_sensors
+        if sensors.quotas.entities:
+            user, client_id = client_of(ctx, header)
+            throttle = sensors.mutation_throttle(user, client_id, ctx.node.clock.now_ms())
+            if throttle > 0:
+                return _refusal(header.api_key, request, throttle)
+        return fn(ctx, header, request)
+
+    return checked
 
 
 def _refusal(key: int, request: Any, throttle: int) -> Msg:

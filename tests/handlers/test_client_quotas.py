@@ -155,3 +155,21 @@ def test_create_topics_over_the_mutation_rate_is_refused_at_strict_versions(
         assert second.topics[0].error_code == ErrorCode.THROTTLING_QUOTA_EXCEEDED
         assert second.throttle_time_ms > 0
     assert broker.topics() == ["a"]
+
+
+@pytest.mark.mockbroker(security="SASL_PLAINTEXT", acls=True, super_users=["User:admin"],
+                        users={"admin": "admin-pw", "carol": "carol-pw"})
+def test_the_mutation_quota_is_checked_after_authorization(mockbroker: MockBroker) -> None:
+    from tests.handlers.authorization_sweep_cases import login
+
+    mockbroker.add_acl("User:carol", ["CREATE", "DESCRIBE"], topic="mine-", pattern="PREFIXED")
+    mockbroker.set_quota(user="carol", controller_mutation_rate=1)
+    topic = {"num_partitions": 20, "replication_factor": 1, "assignments": [], "configs": []}
+    with login(mockbroker, "carol", "carol-pw") as c:
+        first = c.request(19, 7, {"topics": [{"name": "mine-a", **topic}], "timeout_ms": 5000, "validate_only": False})
+        assert first.topics[0].error_code == 0 and first.throttle_time_ms > 0
+    with login(mockbroker, "carol", "carol-pw") as c:  # a new connection is not muted; the rate is the user's
+        second = c.request(19, 7, {"topics": [{"name": "mine-b", **topic}, {"name": "theirs", **topic}],
+                                   "timeout_ms": 5000, "validate_only": False})
+    codes = {t.name: t.error_code for t in second.topics}
+    assert codes == {"mine-b": ErrorCode.THROTTLING_QUOTA_EXCEEDED, "theirs": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
