@@ -175,7 +175,8 @@ class Connection(asyncio.BufferedProtocol):
             self.transport.pause_reading()
 
     def _resume_reading(self) -> None:
-        if self._read_paused and not self._write_paused and self.transport is not None and not self._closed:
+        if (self._read_paused and not self._write_paused and not self._muted and self.transport is not None
+                and not self._closed):
             self._read_paused = False
             self.transport.resume_reading()
 

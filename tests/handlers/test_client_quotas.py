@@ -121,8 +121,12 @@ def test_fetch_over_its_byte_rate_answers_empty_with_the_throttle(mockbroker_fac
         broker.set_quota(user="<default>", consumer_byte_rate=10)
         resp = c.request(FETCH, 12, fetch_body([fetch_topic("t", fetch_partition(0, 0))]))
         assert resp.throttle_time_ms > 0 and resp.responses == []
-        clock.advance(resp.throttle_time_ms / 1000)
+        c.send(METADATA, 12, {"topics": None, "allow_auto_topic_creation": False,
+                              "include_topic_authorized_operations": False})
+        assert not answered_within(c, 0.5)  # muted after a parked (awaited) answer too
         broker.set_quota(user="<default>", consumer_byte_rate=None)
+        clock.advance(resp.throttle_time_ms / 1000)
+        c.recv(METADATA, 12)
         resp = c.request(FETCH, 12, fetch_body([fetch_topic("t", fetch_partition(0, 0))]))
         assert resp.throttle_time_ms == 0 and resp.responses[0].partitions[0].records
 
