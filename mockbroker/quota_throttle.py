@@ -29,6 +29,7 @@ from mockbroker.security import principal_of
 
 Handler = Callable[[RequestContext, RequestHeader, Any], Any]
 ZERO_UUID = uuid.UUID(int=0)
+PARTITIONS_BEFORE = "quota.partitions_before"  # in ctx.extra, from the wrapper to throttle_after
 MUTATIONS: dict[int, int] = {ApiKey.CREATE_TOPICS: 6, ApiKey.CREATE_PARTITIONS: 3, ApiKey.DELETE_TOPICS: 5}  # strict from these versions
 
 
@@ -65,37 +66,57 @@ def throttle_after(ctx: RequestContext, header: RequestHeader, request_bytes: in
             sensors.unrecord("consumer_byte_rate", user, client_id, fetched, now)
             response.responses = []
     elif key in MUTATIONS and response is not None:
-        throttle = sensors.record_mutations(user, client_id, _mutations(key, response), now)
+        before = ctx.extra.pop(PARTITIONS_BEFORE, {})
+        throttle = sensors.record_mutations(user, client_id, _mutations(ctx, key, response, before), now)
     throttle = max(throttle, sensors.request_time(user, client_id, handler_seconds, now))
     if response is not None and "throttle_time_ms" in response:
         response.throttle_time_ms = max(int(response.throttle_time_ms or 0), throttle)
     return throttle
 
 
-def _mutations(key: int, response: Any) -> int:
-    """Partitions created or deleted by a successful topic of the answer (Kafka counts them so)."""
+def _mutations(ctx: RequestContext, key: int, response: Any, before: dict[str, int]) -> int:
+    """The partitions the answer's successful topics created or deleted (Kafka counts them so): a new
+    topic's partitions, a deleted topic's, the partitions added to a topic."""
+    def now(name: str) -> int:
+        topic = ctx.cluster.topics.get(name)
+        return len(topic.partitions) if topic is not None else 0
+
     if key == ApiKey.CREATE_TOPICS:
-        return sum(max(t.get("num_partitions", 0) or 0, 0) for t in response.get("topics") or [] if t.error_code == 0)
+        return sum(now(t.name) for t in response.get("topics") or [] if t.error_code == 0 and t.name)
     if key == ApiKey.DELETE_TOPICS:
-        return sum(1 for t in response.get("responses") or [] if t.error_code == 0)
-    return sum(1 for t in response.get("results") or [] if t.error_code == 0)
+        return sum(before.get(t.name, 0) for t in response.get("responses") or [] if t.error_code == 0 and t.name)
+    return sum(max(now(t.name) - before.get(t.name, 0), 0) for t in response.get("results") or [] if t.error_code == 0)
+
+
+def _partitions_before(ctx: RequestContext, request: Any) -> dict[str, int]:
+    """The partition counts of the topics a DeleteTopics or CreatePartitions request names, before it runs."""
+    names = [t.get("name") for t in request.get("topics") or []] + list(request.get("topic_names") or [])
+    out = {}
+    for name in names:
+        topic = ctx.cluster.topics.get(name) if name else None
+        if topic is not None:
+            out[name] = len(topic.partitions)
+    return out
 
 
 def with_mutation_quota(fn: Handler, header: RequestHeader) -> Handler:
-    """The handler of CreateTopics / CreatePartitions / DeleteTopics at a strict version, behind Kafka's
-    strict check: a client already over its controller_mutation_rate gets every topic refused with
-    THROTTLING_QUOTA_EXCEEDED and the throttle time. Under the authorization guard (which the connection
+    """The handler of CreateTopics / CreatePartitions / DeleteTopics, behind Kafka's strict check at the
+    versions that have it: a client already over its controller_mutation_rate gets every topic refused with
+    THROTTLING_QUOTA_EXCEEDED and the throttle time (older versions are served, then throttled). It notes
+    the partition counts before the request, for `throttle_after` to count what changed. Under the authorization guard (which the connection
     puts around it), so a topic the client may not touch keeps its authorization error, as in Kafka."""
-    if header.api_key not in MUTATIONS or header.api_version < MUTATIONS[header.api_key]:
+    if header.api_key not in MUTATIONS:
         return fn
+    strict = header.api_version >= MUTATIONS[header.api_key]
 
     def checked(ctx: RequestContext, header: RequestHeader, request: Any) -> Any:
         sensors = ctx.node.quota_sensors
         if sensors.quotas.entities:
             user, client_id = client_of(ctx, header)
-            throttle = sensors.mutation_throttle(user, client_id, ctx.node.clock.now_ms())
+            throttle = sensors.mutation_throttle(user, client_id, ctx.node.clock.now_ms()) if strict else 0
             if throttle > 0:
                 return _refusal(header.api_key, request, throttle)
+            ctx.extra[PARTITIONS_BEFORE] = _partitions_before(ctx, request)
         return fn(ctx, header, request)
 
     return checked

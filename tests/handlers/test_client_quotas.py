@@ -177,3 +177,21 @@ def test_the_mutation_quota_is_checked_after_authorization(mockbroker: MockBroke
                                    "timeout_ms": 5000, "validate_only": False})
     codes = {t.name: t.error_code for t in second.topics}
     assert codes == {"mine-b": ErrorCode.THROTTLING_QUOTA_EXCEEDED, "theirs": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+
+
+def test_deleted_and_added_partitions_count_against_the_mutation_rate(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    clock = Clock(frozen=True)
+    broker = mockbroker_factory(clock=clock)
+    broker.create_topic("wide", partitions=20)
+    broker.create_topic("grow", partitions=1)
+    broker.set_quota(user="<default>", controller_mutation_rate=1)
+    with connect(broker) as c:  # permissive versions: served, then throttled
+        deleted = c.request(20, 4, {"topic_names": ["wide"], "timeout_ms": 5000})
+        assert deleted.responses[0].error_code == 0
+        assert deleted.throttle_time_ms == 10_000  # 20 partitions over 10 s against 1 per second
+    with connect(broker) as c:
+        grown = c.request(37, 2, {"topics": [{"name": "grow", "count": 21, "assignments": None}],
+                                  "timeout_ms": 5000, "validate_only": False})
+        assert grown.results[0].error_code == 0
+        assert grown.throttle_time_ms == 30_000  # 40 partitions over 10 s against 1 per second
