@@ -236,7 +236,7 @@ class Connection(asyncio.BufferedProtocol):
         assert self.ctx is not None
         self.broker.record_request(self.ctx, header)
         try:
-            fn = with_mutation_quota(spec.fn, header)  # CreateTopics & co. at strict versions (quota_throttle.py)
+            fn = with_mutation_quota(spec.fn, header)  # CreateTopics & co.: the mutation quota (quota_throttle.py)
             if self.node.security.authorizer is not None:  # Kafka's authorization (imported once one is on)
                 from mockbroker.authorization import guard
                 fn = guard(self.ctx, header.api_key, fn)
