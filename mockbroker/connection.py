@@ -46,6 +46,7 @@ from mockbroker.protocol.errors import ErrorCode, ProtocolError
 from mockbroker.protocol.framing import FrameDecoder
 from mockbroker.protocol.messages import Msg, decode_request, encode_response
 from mockbroker.protocol.primitives import Writer
+from mockbroker.quota_throttle import throttle_after, with_mutation_quota
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
@@ -113,6 +114,8 @@ class Connection(asyncio.BufferedProtocol):
         self._idle: IdleTimeout | None = None  # connections.max.idle.ms (mockbroker/idle_timeout.py)
         self._started = 0.0  # when the request being handled was read (perf_counter), for its latency
         self._counters = broker.requests.metrics  # what /metrics reads (mockbroker/metrics.py)
+        self._muted = False  # throttled by a quota: no request is read until the throttle time passes
+        self._cost: tuple[int, float] = (0, 0.0)  # the request's size and its handler's time (quotas)
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -133,6 +136,9 @@ class Connection(asyncio.BufferedProtocol):
             if self.security.sasl is not None:  # Kafka's sasl.server.max.receive.size until authenticated
                 self.decoder.max_frame_size = min(self.decoder.max_frame_size, self.security.max_receive_before_auth)
         self.broker.connection_opened(self)
+        if self.node.quota_sensors.connection(self.ctx.client_host, self.broker.clock.now_ms()) > 0:
+            self._close("connection_creation_rate quota of its ip exceeded")  # Kafka's ConnectionQuotas
+            return
         self._idle = IdleTimeout(self.broker.scheduler, int(self.broker.cluster.config.get("connections.max.idle.ms")),
                                  is_busy=lambda: self._busy, close=self._close)
 
@@ -173,12 +179,13 @@ class Connection(asyncio.BufferedProtocol):
             self.transport.pause_reading()
 
     def _resume_reading(self) -> None:
-        if self._read_paused and not self._write_paused and self.transport is not None and not self._closed:
+        if (self._read_paused and not self._write_paused and not self._muted and self.transport is not None
+                and not self._closed):
             self._read_paused = False
             self.transport.resume_reading()
 
     def _process(self) -> None:
-        while not self._busy and not self._write_paused and not self._closed:
+        while not self._busy and not self._muted and not self._write_paused and not self._closed:
             try:
                 frame = self.decoder.next_frame()
             except ProtocolError as exc:
@@ -234,16 +241,18 @@ class Connection(asyncio.BufferedProtocol):
         assert self.ctx is not None
         self.broker.record_request(self.ctx, header)
         try:
-            fn = spec.fn
+            fn = with_mutation_quota(spec.fn, header)  # CreateTopics & co.: the mutation quota (quota_throttle.py)
             if self.node.security.authorizer is not None:  # Kafka's authorization (imported once one is on)
                 from mockbroker.authorization import guard
-                fn = guard(self.ctx, header.api_key, spec.fn)
+                fn = guard(self.ctx, header.api_key, fn)
             fault = (self.broker.faults.take(header, request, self._topic_name, self.node.node_id)
                      if self.broker.faults.active else None)
+            started = time.perf_counter()
             if fault is not None:
                 result = fault.apply(self._close, self.ctx, header, request, fn)
             else:
                 result = fn(self.ctx, header, request)
+            self._cost = (len(frame), time.perf_counter() - started)
             if self.broker.node_latency_ms:
                 latency = self.broker.node_latency_ms.get(self.node.node_id)
                 if latency:
@@ -268,8 +277,13 @@ class Connection(asyncio.BufferedProtocol):
             self._counters.fetched(result)
         if isinstance(result, dispatch.CloseConnection):
             self._close(result.reason)
-        elif result is not None:
-            self._send(header, result)
+        else:
+            assert self.ctx is not None
+            throttle_ms = throttle_after(self.ctx, header, self._cost[0], self._cost[1], result)
+            if throttle_ms > 0:  # muted from now on the broker clock (before the client can see the answer)
+                self._mute(throttle_ms)
+            if result is not None:
+                self._send(header, result)
         if self.security is not None and self.security.sasl is not None and not self.security.settled:
             self._after_sasl_step()
 
@@ -327,6 +341,18 @@ class Connection(asyncio.BufferedProtocol):
             task.cancel()
             return task
         return None
+
+    def _mute(self, ms: int) -> None:
+        """Kafka's throttled channel: read no request for `ms` of the broker clock (the answer is sent)."""
+        self._muted = True
+        self._pause_reading()
+
+        def unmute() -> None:
+            self._muted = False
+            self._resume_reading()
+            self._process()
+
+        self.broker.scheduler.call_later(ms, unmute)
 
     def _topic_name(self, topic_id: Any) -> str | None:
         topic = self.broker.cluster.topics_by_id.get(topic_id)

@@ -30,6 +30,7 @@ from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, coordinator_node
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.groups.coordinator import GroupCoordinator
+from mockbroker.state.quota_rates import QuotaSensors
 from mockbroker.state.txn.coordinator import TxnCoordinator
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ class BrokerNode:
             txn = self.txn_coordinator
             txn.listener = lambda tid, meta: self.coordinator_log.txn_changed(tid, meta, txn.transaction_version)
         self.appender.txn_check = self.txn_coordinator.check_produce
+        self.quota_sensors = QuotaSensors(cluster.quotas)  # this broker's quota rates (Kafka's are per broker)
         self.fetch_sessions = FetchSessionCache(int(cluster.config.get("max.incremental.fetch.session.cache.slots")))
         self._group_coordinator: GroupCoordinator | None = None
         # The rest of requests whose connection went away mid-way (handlers/support/request_steps.py); the

@@ -51,6 +51,7 @@ from mockbroker.maintenance import LogMaintenance
 from mockbroker.node import BrokerNode
 from mockbroker.node_control import NodeControl, NodeInfo
 from mockbroker.protocol.errors import ErrorCode
+from mockbroker.quota_api import QuotaAdmin
 from mockbroker.registry.runner import registry_of, start_registry, stop_registry
 from mockbroker.scheduler import Scheduler
 from mockbroker.security import principal_of
@@ -198,6 +199,7 @@ class MockBroker:
         self.acl_admin = AclAdmin(self.security, self._hop)
         self.snapshots = Snapshots(self)  # snapshot / restore / reset (mockbroker/snapshots.py)
         self.waits = Waits(self.cluster, self.node, self._hop)  # wait_for_* (mockbroker/waits.py)
+        self.quota_admin = QuotaAdmin(self.cluster.quotas, self._hop)  # set_quota / quotas (quota_api.py)
         # When a list, every request frame received is appended to it, raw (tools/capture_frames.py).
         self.capture: list[bytes] | None = None
         self._servers = NodeServers(lambda lst: Connection(self, lst), self._server_options,
@@ -499,6 +501,14 @@ class MockBroker:
     add_acl = delegate("acl_admin", AclAdmin.add_acl)
     remove_acls = delegate("acl_admin", AclAdmin.remove_acls)
     acls = delegate("acl_admin", AclAdmin.acls)
+
+    def set_quota(self, **entity_and_values: Any) -> None:
+        """Set client quotas on one entity: user=, client_id=, ip=, then the keys (QuotaAdmin.set_quota)."""
+        self.quota_admin.set_quota(**entity_and_values)
+
+    def quotas(self) -> list[dict[str, Any]]:
+        """Every client quota entity and its values (QuotaAdmin.quotas)."""
+        return self.quota_admin.quotas()
 
     # -- faults and the request record -----------------------------------------------------------
     def inject(self, api_key: int, *, error: int | ErrorCode | None = None, drop: str | None = None,

@@ -160,7 +160,7 @@ class BrokerStorage:
         self.data_dir = data_dir
         self.cluster = cluster
         self.aborted_index = aborted_index
-        self.settings = StoredSettings(cluster.config, security, node_ids[0])
+        self.settings = StoredSettings(cluster.config, security, node_ids[0], cluster.quotas)
         self.lock = DirLock(data_dir)  # the whole data dir's, taken first (dir_lock.py)
         if len(node_ids) == 1:
             self.dirs = {node_ids[0]: LogDirectory(data_dir, node_ids[0], locked_by_data_dir=True)}

@@ -1,8 +1,9 @@
-"""Dynamic broker configs, SCRAM credentials and ACL bindings kept in the data dir's metadata file.
+"""Dynamic broker configs, SCRAM credentials, ACL bindings and client quotas kept in the data dir's metadata file.
 
 Kafka keeps these in its metadata log (`__cluster_metadata`): ConfigRecord (resource BROKER, name "" for the
 cluster-wide default, the node id for one broker), UserScramCredentialRecord (name, mechanism, salt,
-StoredKey, ServerKey, iterations: never the password) and AccessControlEntryRecord (one ACL binding). This
+StoredKey, ServerKey, iterations: never the password), AccessControlEntryRecord (one ACL binding) and
+ClientQuotaRecord (an entity's quota key and value). This
 broker keeps the same facts in `mockbroker-metadata.json` (metadata.py), rewritten (atomically, as every
 change of that file) after each change:
 
@@ -13,7 +14,9 @@ change of that file) after each change:
   `add_user` give them again at each start;
 - ACL bindings: `broker.add_acl`, CreateAcls, DeleteAcls (AclStore.on_change). A broker started without an
   authorizer keeps the stored bindings in the file untouched (Kafka's metadata log keeps them too), and
-  they apply again once a broker starts with one.
+  they apply again once a broker starts with one;
+- client quotas: AlterClientQuotas and `broker.set_quota` (ClientQuotas.on_change), each entity with its
+  values; a default entity's name is null, as in Kafka's records.
 
 At start `load` puts what the file holds back into the broker before it serves anything; an entry that no
 longer makes sense (a config that is not dynamic, an unknown mechanism, a binding Kafka would refuse) is
@@ -31,6 +34,7 @@ from mockbroker.errors import KafkaError
 if TYPE_CHECKING:
     from mockbroker.security import BrokerSecurity
     from mockbroker.state.configs import BrokerConfig
+    from mockbroker.state.quotas import ClientQuotas
     from mockbroker.storage.metadata import ClusterMetadata
 
 Warn = Callable[..., None]
@@ -39,8 +43,10 @@ Warn = Callable[..., None]
 class StoredSettings:
     """The dynamic broker configs, SCRAM credentials and ACLs of one broker, between the broker and the file."""
 
-    def __init__(self, config: BrokerConfig, security: BrokerSecurity | None, node_id: int) -> None:
+    def __init__(self, config: BrokerConfig, security: BrokerSecurity | None, node_id: int,
+                 quotas: ClientQuotas | None = None) -> None:
         self.config = config
+        self.quotas = quotas
         self.security = security
         self.node_id = node_id
         # What the file holds that this broker has no place for: other nodes' per-broker configs, and the
@@ -60,6 +66,7 @@ class StoredSettings:
         for entry in meta.scram_credentials:
             self._load_scram(entry, warn)
         self._load_acls(meta.acls, warn)
+        self._load_quotas(meta.client_quotas, warn)
 
     def _load_configs(self, configs: dict[str, str], *, per_broker: bool, warn: Warn) -> None:
         good = {}
@@ -118,6 +125,20 @@ class StoredSettings:
                 continue
             authorizer.acls.add(binding)
 
+    def _load_quotas(self, entries: list[dict[str, Any]], warn: Warn) -> None:
+        if self.quotas is None:
+            return
+        for entry in entries:
+            try:
+                components = [(str(t), None if n is None else str(n)) for t, n in dict(entry["entity"]).items()]
+                ops: list[tuple[str, float | None]] = [(str(k), float(v)) for k, v in dict(entry["values"]).items()]
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                warn("stored client quota %r skipped: %s", entry, exc)
+                continue
+            result = self.quotas.alter([(components, ops)])[0]
+            if result.error:
+                warn("stored client quota %r skipped: %s", entry, result.message)
+
     # -- writing ---------------------------------------------------------------------------------
     def fill(self, meta: ClusterMetadata) -> None:
         """Put the broker's current settings into `meta` (before it is written)."""
@@ -130,6 +151,9 @@ class StoredSettings:
         meta.scram_credentials = self._scram_entries()
         authorizer = self.security.authorizer if self.security is not None else None
         meta.acls = [b.as_dict() for b in authorizer.acls] if authorizer is not None else list(self.kept_acls)
+        if self.quotas is not None:
+            meta.client_quotas = [{"entity": dict(entity), "values": dict(values)}
+                                  for entity, values in self.quotas.entities.items()]
 
     def _scram_entries(self) -> list[dict[str, Any]]:
         if self.security is None:
@@ -146,6 +170,8 @@ class StoredSettings:
     def attach(self, on_change: Callable[[], None] | None) -> None:
         """Call on_change after every later change (None: stop calling)."""
         self.config.on_dynamic_change = on_change
+        if self.quotas is not None:
+            self.quotas.on_change = on_change
         if self.security is None:
             return
         self.security.credentials.on_change = on_change

@@ -2,7 +2,7 @@
 
 `<data dir>/mockbroker-metadata.json`, rewritten atomically when a topic is created or deleted, gets
 partitions, has its configs changed, when a new block of producer ids is entered, and when a dynamic
-broker config, a SCRAM credential or an ACL binding changes (cluster_settings.py reads and writes those):
+broker config, a SCRAM credential, an ACL binding or a client quota changes (cluster_settings.py reads and writes those):
 
     {"version": 1, "cluster_id": "...", "next_producer_id": 2000,
      "topics": [{"name": "t", "topic_id": "<base64 uuid>", "configs": {"cleanup.policy": "compact"},
@@ -11,9 +11,10 @@ broker config, a SCRAM credential or an ACL binding changes (cluster_settings.py
      "scram_credentials": [{"name": "alice", "mechanism": "SCRAM-SHA-256", "salt": "<base64>",
                             "stored_key": "<base64>", "server_key": "<base64>", "iterations": 4096}],
      "acls": [{"resource_type": "TOPIC", "resource_name": "t", "pattern_type": "LITERAL",
-               "principal": "User:bob", "host": "*", "operation": "READ", "permission": "DENY"}]}
+               "principal": "User:bob", "host": "*", "operation": "READ", "permission": "DENY"}],
+     "client_quotas": [{"entity": {"user": "alice", "client-id": null}, "values": {"producer_byte_rate": 1024.0}}]}
 
-The last three are optional (a file written before they were kept loads without them). Group and
+The last four are optional (a file written before they were kept loads without them). Group and
 transaction coordinator state is in __consumer_offsets / __transaction_state, as Kafka keeps it.
 """
 
@@ -48,6 +49,7 @@ class ClusterMetadata:
     broker_configs: dict[str, dict[str, str]] = field(default_factory=dict)
     scram_credentials: list[dict[str, Any]] = field(default_factory=list)
     acls: list[dict[str, str]] = field(default_factory=list)
+    client_quotas: list[dict[str, Any]] = field(default_factory=list)  # Kafka's ClientQuotaRecords (null: default)
 
 
 def encode(meta: ClusterMetadata) -> bytes:
@@ -62,6 +64,7 @@ def encode(meta: ClusterMetadata) -> bytes:
         "broker_configs": meta.broker_configs,
         "scram_credentials": meta.scram_credentials,
         "acls": meta.acls,
+        "client_quotas": meta.client_quotas,
     }
     return (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
 
@@ -84,8 +87,9 @@ def decode(text: str) -> ClusterMetadata:
                       for name, configs in doc.get("broker_configs", {}).items()}
     scram = [dict(c) for c in doc.get("scram_credentials", [])]
     acls = [{str(k): str(v) for k, v in b.items()} for b in doc.get("acls", [])]
+    quotas = [dict(q) for q in doc.get("client_quotas", [])]
     return ClusterMetadata(doc.get("cluster_id"), int(doc.get("next_producer_id", 0)), topics, broker_configs,
-                           scram, acls)
+                           scram, acls, quotas)
 
 
 __all__ = ["FILE_NAME", "ClusterMetadata", "TopicRecord", "decode", "encode", "kafka_uuid"]

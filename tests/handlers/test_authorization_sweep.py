@@ -89,6 +89,7 @@ def snapshot(broker: MockBroker) -> dict[str, Any]:
     out["committed"] = {g: broker.committed(g) for g in ("billing", "ghost", "live")}
     out["transactions"] = sorted(repr(t) for t in broker.transactions())
     out["acls"] = [repr(a) for a in broker.acls()]
+    out["quotas"] = broker.quotas()
     return out
 
 

@@ -23,6 +23,7 @@ from mockbroker.state.configs import TOPIC_CONFIGS, BrokerConfig, TopicConfig, a
 from mockbroker.state.copying import copy_attrs
 from mockbroker.state.log.partition_log import PartitionLog
 from mockbroker.state.log.retention import delete_segments, has_delete_policy
+from mockbroker.state.quotas import ClientQuotas
 from mockbroker.state.seeding import new_seed, random_base64_id, random_uuid
 
 MAX_TOPIC_NAME_LENGTH = 249
@@ -186,6 +187,7 @@ class Cluster:
         self.topics_by_id: dict[uuid.UUID, Topic] = {}
         self._next_producer_id = 1000
         self.client_metrics = ClientMetrics()  # client telemetry (KIP-714): subscriptions, instances, pushes
+        self.quotas = ClientQuotas()  # client quota configs (state/quotas.py), cluster-wide as Kafka's metadata
 
     def live_node_ids(self) -> list[int]:
         """The nodes that are running, in id order."""

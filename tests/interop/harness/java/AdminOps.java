@@ -114,6 +114,8 @@ final class AdminOps {
             case "createAcls" -> AclOps.create(admin, timeout, op, out);
             case "describeAcls" -> AclOps.describe(admin, timeout, op, out);
             case "deleteAcls" -> AclOps.delete(admin, timeout, op, out);
+            case "alterClientQuotas" -> QuotaOps.alter(admin, timeout, op, out);
+            case "describeClientQuotas" -> QuotaOps.describe(admin, timeout, op, out);
             default -> throw new IllegalArgumentException("unknown admin op " + name);
         }
     }

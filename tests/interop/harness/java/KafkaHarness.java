@@ -358,11 +358,33 @@ public final class KafkaHarness {
                     }
                 }
             }
+            emitMetrics(producer.metrics(), Json.arr(a, "metrics"));
         } finally {
             producer.close(Duration.ofMillis(min(timeout, 5000)));
         }
         Json.emit(Json.obj("type", "done", "sent", sent, "failed", failed));
         return 0;
+    }
+
+    /** One "metrics" line with the named client metrics (their group-level values, e.g.
+     * produce-throttle-time-max of producer-metrics), when the arguments name some. */
+    static void emitMetrics(java.util.Map<org.apache.kafka.common.MetricName, ? extends org.apache.kafka.common.Metric> metrics,
+                            JsonArray names) {
+        if (names == null) {
+            return;
+        }
+        JsonObject values = new JsonObject();
+        for (var e : metrics.entrySet()) {
+            for (var n : names) {
+                if (e.getKey().name().equals(n.getAsString()) && e.getKey().tags().size() == 1) {
+                    Object v = e.getValue().metricValue();
+                    if (v instanceof Number num) {
+                        values.addProperty(n.getAsString(), num.doubleValue());
+                    }
+                }
+            }
+        }
+        Json.emit(Json.obj("type", "metrics", "values", values));
     }
 
     // ------------------------------------------------------------------ txn
