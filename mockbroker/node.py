@@ -149,7 +149,15 @@ class BrokerNode:
             return self._coordinators_of.share_coordinator
         if self._share_coordinator is None:
             share = self._share_coordinator = ShareCoordinator(self.cluster)
-            self.clock.on_advance(lambda: share.expire(self.clock.now_ms()))
+
+            def expire() -> None:
+                share.expire(self.clock.now_ms())
+
+            def wake_at(due_ms: int) -> None:
+                self.scheduler.call_at(due_ms, expire)
+
+            share.wake_at = wake_at
+            self.clock.on_advance(expire)
         return self._share_coordinator
 
     @property

@@ -13,8 +13,10 @@ ShareAcknowledge (KIP-932). One object for the cluster, as the group coordinator
   told when records may have become available (parked ShareFetch requests read again).
 Settings: group.share.record.lock.duration.ms (30000), group.share.delivery.count.limit (5),
 group.share.partition.max.record.locks (2000), group.share.session.timeout.ms (45000),
-group.share.heartbeat.interval.ms (5000), share.auto.offset.reset (latest), as Kafka's broker defaults;
-the constructor's `settings` overrides them (MockBroker's share_settings).
+group.share.heartbeat.interval.ms (5000), as Kafka's broker settings and defaults, read from the broker's
+settings (`MockBroker(config={...})`); share.auto.offset.reset (latest) is a group config in Kafka, here read
+the same way (a broker-wide default for every share group). `overrides` (a test's, or the constructor's
+`settings`) win over both.
 """
 
 from __future__ import annotations
@@ -53,14 +55,24 @@ class ShareSession:
 class ShareCoordinator:
     def __init__(self, cluster: Cluster, settings: Mapping[str, int | str] | None = None) -> None:
         self.cluster = cluster
-        self.settings: dict[str, int | str] = {**DEFAULTS, **(settings or {})}
+        self.overrides: dict[str, int | str] = dict(settings or {})
         self.groups: dict[str, ShareGroup] = {}
         self.partitions: dict[SharePartitionKey, SharePartition] = {}
         self.sessions: dict[tuple[int, str, str], ShareSession] = {}
         self.listeners: list[Callable[[], None]] = []
+        # Set by the node: run expire at this time of the broker clock (a scheduler timer), so a lock
+        # runs out on time even when nothing else happens.
+        self.wake_at: Callable[[int], None] | None = None
 
     def setting(self, name: str) -> int:
-        return int(self.settings[name])
+        return int(self.setting_text(name))
+
+    def setting_text(self, name: str) -> str:
+        """A share setting: the override, else the broker's setting of that name, else Kafka's default."""
+        if name in self.overrides:
+            return str(self.overrides[name])
+        raw = self.cluster.config.unknown.get(name)
+        return str(DEFAULTS[name] if raw is None else raw)
 
     # -- groups ------------------------------------------------------------------------------------
     def partitions_of(self) -> dict[str, int]:
@@ -110,7 +122,7 @@ class ShareCoordinator:
             p = t.partition(index) if t is not None else None
             if p is None:
                 return None
-            earliest = str(self.settings["share.auto.offset.reset"]) == "earliest"
+            earliest = self.setting_text("share.auto.offset.reset") == "earliest"
             start = p.log.log_start_offset if earliest else p.log.high_watermark
             sp = self.partitions[key] = SharePartition(
                 start, lock_duration_ms=self.setting("group.share.record.lock.duration.ms"),
@@ -125,7 +137,10 @@ class ShareCoordinator:
         if sp is None or partition is None:
             return []
         sp.skip_to(partition.log.log_start_offset)
-        return sp.acquire(member_id, partition.log.high_watermark, max_records, now_ms)
+        ranges = sp.acquire(member_id, partition.log.high_watermark, max_records, now_ms)
+        if ranges and self.wake_at is not None:
+            self.wake_at(now_ms + sp.lock_duration_ms)
+        return ranges
 
     def acknowledge(self, group_id: str, member_id: str, topic: str, index: int,
                     batches: list[tuple[int, int, list[int]]], now_ms: int) -> ErrorCode:
@@ -191,12 +206,15 @@ class ShareCoordinator:
             listener()
 
     # -- inspection --------------------------------------------------------------------------------
-    def describe(self) -> dict[str, dict[str, object]]:
-        """Every share group: state, epoch, members with assignments, share partitions with records."""
+    def describe(self, now_ms: int) -> dict[str, dict[str, object]]:
+        """Every share group as of now_ms (locks that ran out ended first): state, epochs, members with
+        their assignments, and each share partition's start and end offsets and in-flight records (offset,
+        state, delivery count, member holding it, lock expiry on the broker clock)."""
+        self.expire(now_ms)
         out: dict[str, dict[str, object]] = {}
         for group_id, group in sorted(self.groups.items()):
             out[group_id] = {
-                "state": group.state, "group_epoch": group.group_epoch,
+                "state": group.state, "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
                 "members": {m.member_id: {"member_epoch": m.member_epoch, "client_id": m.client_id,
                                           "subscribed": list(m.subscribed),
                                           "assignment": {t: list(ps) for t, ps in m.assignment.items()}}
