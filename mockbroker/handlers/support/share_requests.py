@@ -1,5 +1,6 @@
 """What ShareFetch and ShareAcknowledge share (KIP-932; no API key of its own): the partitions a request
-names, its acknowledgements applied, the share session moved on, the lock duration the answer reports."""
+names, its acknowledgements applied, the share session moved on, the lock duration the answer reports;
+and the share.version feature ApiVersions reports."""
 
 from __future__ import annotations
 
@@ -51,6 +52,23 @@ def session_step(share: ShareCoordinator, node_id: int, group_id: str, member_id
         session.partitions |= {k for k in named if share.cluster.topic(k[0]) is not None}
         session.partitions -= forgotten
     share.session_done(node_id, group_id, member_id, epoch, session)
+
+
+SHARE_VERSION = "share.version"
+
+
+def with_share_version(features: dict[str, Any], api_version: int, enabled: bool) -> dict[str, Any]:
+    """ApiVersions v3+ features with share.version added: supported 0-1 (v4+: below v4 a minimum of 0 is
+    left out, as Kafka does), finalized at 1 when share groups are on."""
+    if api_version < 3 or not enabled:
+        return features
+    out = dict(features)
+    if api_version >= 4:
+        out["supported_features"] = [*features.get("supported_features", []),
+                                     {"name": SHARE_VERSION, "min_version": 0, "max_version": 1}]
+    out["finalized_features"] = [*features.get("finalized_features", []),
+                                 {"name": SHARE_VERSION, "max_version_level": 1, "min_version_level": 1}]
+    return out
 
 
 def lock_timeout(ctx: RequestContext) -> int:

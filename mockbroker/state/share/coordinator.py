@@ -100,6 +100,15 @@ class ShareCoordinator:
             self._release_member(group_id, member_id)
         return member
 
+    def list_groups(self, states_filter: list[str], types_filter: list[str]) -> list[tuple[str, str]]:
+        """(group id, state) of the share groups ListGroups answers (filters case-insensitive; an empty
+        filter passes everything, a types filter without "share" nothing)."""
+        states = {st.strip().lower() for st in states_filter}
+        types = {t.strip().lower() for t in types_filter}
+        if types and "share" not in types:
+            return []
+        return [(g.group_id, g.state) for g in self.groups.values() if not states or g.state.lower() in states]
+
     def delete_group(self, group_id: str) -> None:
         """DeleteGroups: GROUP_ID_NOT_FOUND for none, NON_EMPTY_GROUP while it has members."""
         group = self.groups.get(group_id)
