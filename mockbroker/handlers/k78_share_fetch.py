@@ -32,8 +32,12 @@ from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.support.group_authorization import member_of_group
-from mockbroker.handlers.support.share_requests import (acknowledge_partitions, lock_timeout, session_step,
-                                                       share_fetch_topics)
+from mockbroker.handlers.support.share_requests import (
+    acknowledge_partitions,
+    lock_timeout,
+    session_step,
+    share_fetch_topics,
+)
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -72,7 +76,7 @@ def handle_share_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> 
     session_step(share, ctx.node.node_id, group_id, member_id, epoch, session, named, forgotten)
     answer = _Answer(ctx, v, group_id, member_id, named, results)
     if epoch == FINAL_EPOCH:
-        return answer.build([])
+        return answer.build({})
     wanted = sorted(session.partitions)
     max_records = req.max_records if req.max_records > 0 else DEFAULT_MAX_RECORDS
     acquired = answer.acquire(wanted, max_records)
@@ -152,7 +156,7 @@ async def _long_poll(ctx: RequestContext, answer: _Answer, wanted: list[tuple[st
         while (remaining := deadline - loop.time()) > 0:
             try:
                 await asyncio.wait_for(woken.wait(), timeout=remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
             woken.clear()
             acquired = answer.acquire(wanted, max_records)
