@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from confluent_kafka import AcknowledgeType, Message, Producer, ShareConsumer
+from confluent_kafka import AcknowledgeType, Consumer, Message, Producer, ShareConsumer
 
 from mockbroker.server import MockBroker
 from tests.interop.clients import of_type, run_java
@@ -160,6 +160,49 @@ def test_librdkafka_reject_archives_and_the_delivery_limit_archives(mockbroker_f
         close_all(members)
     assert sorted((p, o, n) for _, p, o, n in deliveries) == (
         [(0, o, 1) for o in range(3)] + [(1, o, n) for o in range(3) for n in (1, 2)])
+
+
+def test_librdkafka_share_group_on_a_three_node_cluster_fetches_from_each_leader(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(brokers=3, config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 3)
+    assert len({broker.partition_state(TOPIC, p).leader for p in range(3)}) == 3
+    produce(broker, 30, 3)
+    members = {f"m{i}": share_consumer(broker, "sg-cluster") for i in range(2)}
+    deliveries: list[Delivery] = []
+    try:
+        wait_for(lambda: settled(broker, "sg-cluster", {p: 10 for p in range(3)}), lambda: poll_all(members, deliveries))
+    finally:
+        close_all(members)
+    assert sorted((p, o, n) for _, p, o, n in deliveries) == sorted((i % 3, i // 3, 1) for i in range(30))
+
+
+def test_librdkafka_share_and_consumer_groups_on_one_topic_do_not_affect_each_other(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config={**EARLIEST, "group.initial.rebalance.delay.ms": 0})
+    broker.create_topic(TOPIC, 2)
+    produce(broker, 10, 2)
+    members = {"s": share_consumer(broker, "shared")}
+    shared: list[Delivery] = []
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "plain",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([TOPIC])
+    plain: list[tuple[int, int]] = []
+
+    def step() -> None:
+        poll_all(members, shared)
+        m = consumer.poll(0.2)
+        if m is not None and m.error() is None:
+            plain.append((m.partition(), m.offset()))
+    try:
+        wait_for(lambda: len(plain) == 10 and settled(broker, "shared", {0: 5, 1: 5}), step)
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+        close_all(members)
+    assert sorted(plain) == sorted((p, o) for _, p, o, _ in shared) == sorted((i % 2, i // 2) for i in range(10))
+    assert broker.committed("plain") == {(TOPIC, 0): 5, (TOPIC, 1): 5}
+    assert "plain" not in broker.share_groups() and "shared" not in {g.group_id for g in broker.groups()}
 
 
 # -- Java -------------------------------------------------------------------------------------------
