@@ -14,8 +14,9 @@ The behaviours clients notice that follow from a release:
   setting wins), and the release's EndTxn / AddPartitionsToTxn ranges stop below the TV2 versions;
 - before 3.7 no KIP-951 leader hints in Fetch answers (`leader_hints`);
 - before 4.2 no share groups (KIP-932): they were early access in 4.0 and preview in 4.1, off unless
-  share.version was finalized at 1, so ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch and
-  ShareAcknowledge are not advertised (`share_groups`), nor the share.version feature.
+  share.version was finalized at 1, so ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch,
+  ShareAcknowledge and DescribeShareGroupOffsets are not advertised (`share_groups`), nor the share.version
+  feature.
 Releases 4.0 and 4.2 are not offered: there is no data for them (4.1's comes from its kafka-clients jar,
 tools/data/).
 """
@@ -29,7 +30,8 @@ from mockbroker.protocol.release_versions import RELEASE_VERSIONS
 
 KAFKA_VERSIONS: tuple[str, ...] = tuple(RELEASE_VERSIONS)
 KIP_848_APIS = (68, 69)  # ConsumerGroupHeartbeat, ConsumerGroupDescribe
-SHARE_APIS = (76, 77, 78, 79)  # ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge
+# ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge, DescribeShareGroupOffsets
+SHARE_APIS = (76, 77, 78, 79, 90)
 
 
 def release_of(kafka_version: str) -> tuple[int, int]:

@@ -428,6 +428,10 @@ CASES: list[Case] = [
                     "topics": [{"topic_id": s.orders_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": [
                         {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}]},
          per_entry("responses", "topic_id"), top=GROUP),
+    Case("describe-share-group-offsets", 90, 1, "groups",
+         lambda s: {"groups": [{"group_id": g, "topics": None} for g in G]},
+         lambda r: [(g.group_id, len(g.topics), g.error_code) for g in r.groups],
+         lambda s: [(g, 0, GROUP) for g in G]),
     Case("describe-topic-partitions", 75, 0, "topics",
          lambda s: {"topics": [{"name": n} for n in T], "response_partition_limit": 100, "cursor": None},
          lambda r: [(t.name, len(t.partitions), t.error_code) for t in r.topics],

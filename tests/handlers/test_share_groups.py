@@ -14,7 +14,7 @@ from tests.handlers.conftest import make_batch, produce, records_of
 from tests.rawclient import RawClient
 
 HEARTBEAT, DESCRIBE, FETCH, ACK = 76, 77, 78, 79
-LIST_GROUPS, DELETE_GROUPS, API_VERSIONS = 16, 42, 18
+LIST_GROUPS, DELETE_GROUPS, API_VERSIONS, OFFSETS = 16, 42, 18, 90
 NONE, INVALID_REQUEST, UNKNOWN_MEMBER_ID, NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND = 0, 42, 25, 68, 69
 FENCED_MEMBER_EPOCH, INVALID_RECORD_STATE, SESSION_NOT_FOUND, INVALID_SESSION_EPOCH = 110, 121, 122, 123
 ACCEPT, RELEASE = 1, 2
@@ -139,6 +139,26 @@ def test_lock_timeout_on_the_broker_clock_redelivers(client: RawClient, mockbrok
     assert acquired(share_fetch(client, topic_id, "a", 1)) == [(0, 0, 1, 2)]
 
 
+@pytest.mark.mockbroker(config=EARLIEST)
+def test_describe_share_group_offsets_gives_start_offsets_and_lag(client: RawClient, topic_id: uuid.UUID) -> None:
+    heartbeat(client, "a", 0, ["q"])
+    produce_values(client, 4)
+    share_fetch(client, topic_id, "a", 0, max_records=4)
+    share_fetch(client, topic_id, "a", 1, acks={0: [(0, 0, [ACCEPT]), (2, 2, [ACCEPT])]}, max_records=0)
+
+    def describe(version: int, topics: Any) -> Msg:
+        return client.request(OFFSETS, version, {"groups": [{"group_id": "sg", "topics": topics},
+                                                            {"group_id": "nope", "topics": None}]})
+    r = describe(1, None)
+    sg, nope = r.groups
+    assert [(t.topic_name, t.topic_id, [(p.partition_index, p.start_offset, p.lag, p.error_code) for p in t.partitions])
+            for t in sg.topics] == [("q", topic_id, [(0, 1, 2, NONE)])]  # offset 0 done, 2 done: 1 and 3 left
+    assert nope.error_code == GROUP_ID_NOT_FOUND
+    r = describe(0, [{"topic_name": "q", "partitions": [0, 1]}, {"topic_name": "ghost", "partitions": [0]}])
+    assert [(t.topic_name, [(p.partition_index, p.start_offset, p.error_code) for p in t.partitions])
+            for t in r.groups[0].topics] == [("q", [(0, 1, NONE), (1, -1, NONE)]), ("ghost", [(0, -1, 3)])]
+
+
 def test_list_and_delete_share_groups(client: RawClient, topic_id: uuid.UUID) -> None:
     heartbeat(client, "a", 0, ["q"])
     r = client.request(LIST_GROUPS, 5, {"states_filter": [], "types_filter": ["Share"]})
@@ -161,8 +181,8 @@ def test_share_apis_and_share_version_only_where_share_groups_are_on(
         r = c.request(API_VERSIONS, 4, {"client_software_name": "t", "client_software_version": "1"})
     keys = {k.api_key: (k.min_version, k.max_version) for k in r.api_keys}
     if advertised:
-        assert (keys[76], keys[77], keys[78], keys[79]) == ((1, 1), (1, 1), (1, 2), (1, 2))
+        assert (keys[76], keys[77], keys[78], keys[79], keys[90]) == ((1, 1), (1, 1), (1, 2), (1, 2), (0, 1))
         assert ("share.version", 1) in [(f.name, f.max_version_level) for f in r.finalized_features]
     else:
-        assert not {76, 77, 78, 79} & set(keys)
+        assert not {76, 77, 78, 79, 90} & set(keys)
         assert "share.version" not in [f.name for f in r.finalized_features]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.share.group import ShareGroup, ShareMember
-from mockbroker.state.share.partition import AcquiredRange, SharePartition
+from mockbroker.state.share.partition import AcquiredRange, RecordState, SharePartition
 
 if TYPE_CHECKING:
     from mockbroker.state.cluster.cluster import Cluster
@@ -166,6 +166,17 @@ class ShareCoordinator:
         if batches:
             self._changed()
         return code
+
+    def start_offset_and_lag(self, group_id: str, topic: str, index: int) -> tuple[int, int]:
+        """DescribeShareGroupOffsets: (start offset, lag) of a share partition, (-1, -1) when it was never
+        initialized. The lag (KIP-1226): records from the start offset to the high watermark not yet
+        acknowledged or archived."""
+        sp = self.partitions.get((group_id, topic, index))
+        partition = self.cluster.partition(topic, index)
+        if sp is None or partition is None:
+            return -1, -1
+        done = sum(1 for r in sp.records.values() if r.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
+        return sp.start_offset, max(0, partition.log.high_watermark - sp.start_offset - done)
 
     # -- share sessions ----------------------------------------------------------------------------
     def session(self, node_id: int, group_id: str, member_id: str, epoch: int) -> ShareSession:
