@@ -250,3 +250,32 @@ def test_java_reject_archives(mockbroker_factory: Callable[..., MockBroker]) -> 
     broker.clock.advance(31)
     again = java_share_consume(broker, "jsg-reject", idle_ms=None, stop_after_ms=3000)
     assert of_type(again, "record") == []
+
+
+@java
+def test_java_admin_lists_and_describes_share_groups_and_their_offsets(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 2)
+    produce(broker, 6, 2)
+    members = {"a": share_consumer(broker, "sg-admin", explicit=True)}
+    deliveries: list[Delivery] = []
+    try:  # partition 0's records accepted, partition 1's released (they stay in flight)
+        wait_for(lambda: settled(broker, "sg-admin", {0: 3, 1: 3}) or len(deliveries) >= 6,
+                 lambda: poll_all(members, deliveries, lambda m: AcknowledgeType.ACCEPT if m.partition() == 0
+                                  else AcknowledgeType.RELEASE))
+        lines = run_java("admin", {"bootstrap": broker.bootstrap_servers, "timeout_ms": 20000, "ops": [
+            {"op": "listShareGroups"}, {"op": "describeShareGroups", "groups": ["sg-admin", "missing"]},
+            {"op": "listShareGroupOffsets", "group": "sg-admin"}]}, timeout=90)
+    finally:
+        close_all(members)
+    listed, described, offsets = of_type(lines, "result")
+    assert listed["groups"] == [{"group_id": "sg-admin", "type": "Share", "state": "Stable"}]
+    group, missing = described["groups"]
+    assert (group["state"], len(group["members"])) == ("Stable", 1)
+    assert group["members"][0]["assignment"] == [f"{TOPIC}-0", f"{TOPIC}-1"]
+    assert "GroupIdNotFound" in missing["error"]
+    state = broker.share_groups()["sg-admin"]["partitions"]
+    assert offsets["offsets"] == {f"{TOPIC}-{p}": {"start_offset": state[f"{TOPIC}-{p}"]["start_offset"],
+                                                   "leader_epoch": 0, "lag": 3 - state[f"{TOPIC}-{p}"]["start_offset"]}
+                                  for p in (0, 1)}
+    assert offsets["offsets"][f"{TOPIC}-0"]["start_offset"] == 3

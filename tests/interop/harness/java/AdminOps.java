@@ -114,6 +114,9 @@ final class AdminOps {
             case "createAcls" -> AclOps.create(admin, timeout, op, out);
             case "describeAcls" -> AclOps.describe(admin, timeout, op, out);
             case "deleteAcls" -> AclOps.delete(admin, timeout, op, out);
+            case "listShareGroups" -> ShareAdminOps.list(admin, timeout, op, out);
+            case "describeShareGroups" -> ShareAdminOps.describe(admin, timeout, op, out);
+            case "listShareGroupOffsets" -> ShareAdminOps.offsets(admin, timeout, op, out);
             default -> throw new IllegalArgumentException("unknown admin op " + name);
         }
     }
