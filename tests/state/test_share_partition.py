@@ -135,7 +135,7 @@ def test_more_members_than_partitions_share_partitions() -> None:
 def test_fencing_and_unknown_members() -> None:
     g = ShareGroup("g")
     g.heartbeat("a", 0, ["t"], {"t": 1}, now_ms=0)
-    for epoch, code in ((5, ErrorCode.FENCED_MEMBER_EPOCH), (0 + 3, ErrorCode.FENCED_MEMBER_EPOCH)):
+    for epoch, code in ((5, ErrorCode.FENCED_MEMBER_EPOCH), (3, ErrorCode.FENCED_MEMBER_EPOCH)):
         with pytest.raises(KafkaError) as e:
             g.heartbeat("a", epoch, None, {"t": 1}, now_ms=0)
         assert e.value.code == code
