@@ -31,6 +31,7 @@ from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, c
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.groups.coordinator import GroupCoordinator
 from mockbroker.state.quota_rates import QuotaSensors
+from mockbroker.state.share.coordinator import ShareCoordinator
 from mockbroker.state.txn.coordinator import TxnCoordinator
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class BrokerNode:
         self.quota_sensors = QuotaSensors(cluster.quotas)  # this broker's quota rates (Kafka's are per broker)
         self.fetch_sessions = FetchSessionCache(int(cluster.config.get("max.incremental.fetch.session.cache.slots")))
         self._group_coordinator: GroupCoordinator | None = None
+        self._share_coordinator: ShareCoordinator | None = None
         # The rest of requests whose connection went away mid-way (handlers/support/request_steps.py); the
         # broker's stop waits for it.
         self.carried_on = CarriedOn()
@@ -141,6 +143,25 @@ class BrokerNode:
             self._group_coordinator.group_listener = self.coordinator_log.group_changed
             self._group_coordinator.group_loaded = self.coordinator_log.consumer_groups.remember
         return self._group_coordinator
+
+    @property
+    def share_coordinator(self) -> ShareCoordinator:
+        """Every share group and share partition (KIP-932), made on first use; the clock's advance expires
+        acquisition locks and silent members."""
+        if self._coordinators_of is not None:
+            return self._coordinators_of.share_coordinator
+        if self._share_coordinator is None:
+            share = self._share_coordinator = ShareCoordinator(self.cluster)
+
+            def expire() -> None:
+                share.expire(self.clock.now_ms())
+
+            def wake_at(due_ms: int) -> None:
+                self.scheduler.call_at(due_ms, expire)
+
+            share.wake_at = wake_at
+            self.clock.on_advance(expire)
+        return self._share_coordinator
 
     @property
     def group_coordinator_started(self) -> bool:

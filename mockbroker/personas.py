@@ -12,7 +12,11 @@ The behaviours clients notice that follow from a release:
   clients use the classic protocol;
 - before 4.0 transaction version 2 is absent: `transaction.version` defaults to 0 (settings.py; an explicit
   setting wins), and the release's EndTxn / AddPartitionsToTxn ranges stop below the TV2 versions;
-- before 3.7 no KIP-951 leader hints in Fetch answers (`leader_hints`).
+- before 3.7 no KIP-951 leader hints in Fetch answers (`leader_hints`);
+- before 4.2 no share groups (KIP-932): they were early access in 4.0 and preview in 4.1, off unless
+  share.version was finalized at 1, so ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch,
+  ShareAcknowledge and DescribeShareGroupOffsets are not advertised (`share_groups`), nor the share.version
+  feature.
 Releases 4.0 and 4.2 are not offered: there is no data for them (4.1's comes from its kafka-clients jar,
 tools/data/).
 """
@@ -26,6 +30,8 @@ from mockbroker.protocol.release_versions import RELEASE_VERSIONS
 
 KAFKA_VERSIONS: tuple[str, ...] = tuple(RELEASE_VERSIONS)
 KIP_848_APIS = (68, 69)  # ConsumerGroupHeartbeat, ConsumerGroupDescribe
+# ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge, DescribeShareGroupOffsets
+SHARE_APIS = (76, 77, 78, 79, 90)
 
 
 def release_of(kafka_version: str) -> tuple[int, int]:
@@ -55,6 +61,11 @@ class Persona:
         return self.release is None or self.release >= (4, 0)
 
     @property
+    def share_groups(self) -> bool:
+        """Whether share groups are on (share.version 1, Kafka 4.2 on) and their APIs advertised."""
+        return self.release is None or self.release >= (4, 2)
+
+    @property
     def leader_hints(self) -> bool:
         """Whether Fetch answers carry KIP-951's current-leader hints (Kafka 3.7 on; Produce's come with v10,
         which older releases do not speak)."""
@@ -71,7 +82,8 @@ class Persona:
             return None
         if self.kafka_version is not None:
             release = RELEASE_VERSIONS[self.kafka_version]
-            if api_key not in release or (api_key in KIP_848_APIS and not self.kip848):
+            if (api_key not in release or (api_key in KIP_848_APIS and not self.kip848)
+                    or (api_key in SHARE_APIS and not self.share_groups)):
                 return None
             lo, hi = max(lo, release[api_key][0]), min(hi, release[api_key][1])
         cap = self.max_versions.get(api_key)

@@ -497,6 +497,10 @@ class MockBroker:
         """A group's committed offsets: {(topic, partition): offset}."""
         return self._call(lambda: self.group_coordinator.committed(group))
 
+    def share_groups(self) -> dict[str, dict[str, Any]]:
+        """Every share group, members and share partitions record by record (ShareCoordinator.describe)."""
+        return self._call(lambda: self.node.share_coordinator.describe(self.clock.now_ms()))
+
     # -- ACLs: broker.acl_admin (mockbroker/acl_api.py) -----------------------------------------------
     add_acl = delegate("acl_admin", AclAdmin.add_acl)
     remove_acls = delegate("acl_admin", AclAdmin.remove_acls)

@@ -7,7 +7,8 @@ accepts (so the advertised list can never disagree with what is served).
   kept for the connection (`ctx.extra["client_software"]`), which client telemetry's `match` reads.
 - v3+: the features Kafka 4.3 reports in tagged fields: transaction.version, supported 0-2 (left out
   below v4, whose clients may not read a minimum of 0) and finalized at 2 by default (the broker config
-  `transaction.version` picks 0 or 1).
+  `transaction.version` picks 0 or 1); share.version (KIP-932), supported 0-1 (v4+) and finalized at 1
+  when the persona serves share groups (handlers/support/share_requests.py).
 - A version above v4: the connection answers with a v0 body (response header v0, as every ApiVersions
   response) holding UNSUPPORTED_VERSION and the ApiVersions key's own range, as Kafka does (KIP-511),
   so the client can retry with a version we know (`error_response`, which the connection sends).
@@ -20,6 +21,7 @@ import re
 
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler, lookup, supported_versions
+from mockbroker.handlers.support.share_requests import with_share_version
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -55,5 +57,6 @@ def handle_api_versions(ctx: RequestContext, header: RequestHeader, req: Msg) ->
         api_keys=[Msg(api_key=k, min_version=lo, max_version=hi) for k, lo, hi in supported_versions(ctx.node.persona)],
         throttle_time_ms=0,
         # v3+: supported/finalized features; transaction.version (KIP-890), see state/txn/coordinator.py.
-        **ctx.node.txn_coordinator.api_versions_features(header.api_version),
+        **with_share_version(ctx.node.txn_coordinator.api_versions_features(header.api_version), header.api_version,
+                             ctx.node.persona.share_groups),
     )

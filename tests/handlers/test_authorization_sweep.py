@@ -88,6 +88,7 @@ def snapshot(broker: MockBroker) -> dict[str, Any]:
     out["groups"] = sorted(repr(g) for g in broker.groups())
     out["committed"] = {g: broker.committed(g) for g in ("billing", "ghost", "live")}
     out["transactions"] = sorted(repr(t) for t in broker.transactions())
+    out["share_groups"] = broker.share_groups()
     out["acls"] = [repr(a) for a in broker.acls()]
     out["quotas"] = broker.quotas()
     return out

@@ -115,9 +115,10 @@ def _api_versions(client: RawClient, version: int) -> Msg:
 
 def test_api_versions_v4_reports_transaction_version_2(client: RawClient) -> None:
     resp = _api_versions(client, 4)
-    assert [(f.name, f.min_version, f.max_version) for f in resp.supported_features] == [("transaction.version", 0, 2)]
+    assert [(f.name, f.min_version, f.max_version) for f in resp.supported_features] == [
+        ("transaction.version", 0, 2), ("share.version", 0, 1)]
     assert [(f.name, f.min_version_level, f.max_version_level) for f in resp.finalized_features] == [
-        ("transaction.version", 2, 2)]
+        ("transaction.version", 2, 2), ("share.version", 1, 1)]
     assert resp.finalized_features_epoch >= 0
     served = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     assert {k: served[k] for k in (22, 24, 25, 26, 28, 65, 66)} == {
@@ -127,13 +128,14 @@ def test_api_versions_v4_reports_transaction_version_2(client: RawClient) -> Non
 def test_api_versions_v3_leaves_out_features_with_minimum_0(client: RawClient) -> None:
     resp = _api_versions(client, 3)
     assert resp.supported_features == []
-    assert [f.name for f in resp.finalized_features] == ["transaction.version"]
+    assert [f.name for f in resp.finalized_features] == ["transaction.version", "share.version"]
 
 
 @pytest.mark.mockbroker(config={"transaction.version": 1})
 def test_api_versions_reports_the_configured_transaction_version(client: RawClient) -> None:
     resp = _api_versions(client, 4)
-    assert [(f.name, f.max_version_level) for f in resp.finalized_features] == [("transaction.version", 1)]
+    assert [(f.name, f.max_version_level) for f in resp.finalized_features] == [
+        ("transaction.version", 1), ("share.version", 1)]
 
 
 # -- InitProducerId ------------------------------------------------------------------------------------------

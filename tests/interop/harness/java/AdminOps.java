@@ -116,6 +116,9 @@ final class AdminOps {
             case "deleteAcls" -> AclOps.delete(admin, timeout, op, out);
             case "alterClientQuotas" -> QuotaOps.alter(admin, timeout, op, out);
             case "describeClientQuotas" -> QuotaOps.describe(admin, timeout, op, out);
+            case "listShareGroups" -> ShareAdminOps.list(admin, timeout, op, out);
+            case "describeShareGroups" -> ShareAdminOps.describe(admin, timeout, op, out);
+            case "listShareGroupOffsets" -> ShareAdminOps.offsets(admin, timeout, op, out);
             default -> throw new IllegalArgumentException("unknown admin op " + name);
         }
     }

@@ -95,6 +95,7 @@ public final class KafkaHarness {
                            {txn} | txn_error {txn,stage,...}; done
               ctp       consume-transform-produce loop, exactly once (CtpOps.java: arguments there)
               group-consume  subscribe in a group, commit after each poll (GroupConsumeOps.java)
+              share-consume  a share group member (KafkaShareConsumer; ShareConsumeOps.java)
               admin     {op, ...} or {ops: [{op, ...}, ...]}; one result|error line per op:
                         listTopics {internal?}; describeTopics {topics};
                         listOffsets {topic, partitions?, spec?="latest", isolation_level?}
@@ -149,6 +150,7 @@ public final class KafkaHarness {
                 case "txn" -> txn(args);
                 case "ctp" -> CtpOps.run(args);
                 case "group-consume" -> GroupConsumeOps.run(args);
+                case "share-consume" -> ShareConsumeOps.run(args);
                 case "admin" -> AdminOps.run(args);
                 case "batch" -> RecordsOps.batch(args);
                 case "decode" -> RecordsOps.decode(args);

@@ -1,0 +1,245 @@
+"""Every share group and share partition of the cluster, and the share sessions of ShareFetch and
+ShareAcknowledge (KIP-932). One object for the cluster, as the group coordinator is (node.py shares it).
+
+- Share partitions are made on a member's first fetch of a partition: they start at the high watermark
+  (`share.auto.offset.reset` latest, the default) or at the log start (earliest).
+- Share sessions (Kafka's ShareSessionCache) are kept per node, group and member: epoch 0 opens one (the
+  partitions named are its partitions), a positive epoch must be the session's next one
+  (INVALID_SHARE_SESSION_EPOCH; SHARE_SESSION_NOT_FOUND without a session), -1 closes it after its
+  acknowledgements and releases what the member still holds. Incremental requests add partitions and
+  drop the forgotten ones.
+- A member that leaves, or whose session times out, hands its acquired records back.
+- `expire(now_ms)` runs when the broker clock moves: locks run out, members time out; `listeners` are
+  told when records may have become available (parked ShareFetch requests read again).
+Settings: group.share.record.lock.duration.ms (30000), group.share.delivery.count.limit (5),
+group.share.partition.max.record.locks (2000), group.share.session.timeout.ms (45000),
+group.share.heartbeat.interval.ms (5000), as Kafka's broker settings and defaults, read from the broker's
+settings (`MockBroker(config={...})`); share.auto.offset.reset (latest) is a group config in Kafka, here read
+the same way (a broker-wide default for every share group). `overrides` (a test's, or the constructor's
+`settings`) win over both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.state.share.group import ShareGroup, ShareMember
+from mockbroker.state.share.partition import AcquiredRange, RecordState, SharePartition
+
+if TYPE_CHECKING:
+    from mockbroker.state.cluster.cluster import Cluster
+
+DEFAULTS: dict[str, int | str] = {
+    "group.share.record.lock.duration.ms": 30000,
+    "group.share.delivery.count.limit": 5,
+    "group.share.partition.max.record.locks": 2000,
+    "group.share.session.timeout.ms": 45000,
+    "group.share.heartbeat.interval.ms": 5000,
+    "share.auto.offset.reset": "latest",
+}
+FINAL_EPOCH = -1
+SharePartitionKey = tuple[str, str, int]  # group id, topic name, partition
+
+
+@dataclass
+class ShareSession:
+    """One member's share session on one node: its next epoch and its partitions (topic name, index)."""
+
+    epoch: int = 1
+    partitions: set[tuple[str, int]] = field(default_factory=set)
+
+
+class ShareCoordinator:
+    def __init__(self, cluster: Cluster, settings: Mapping[str, int | str] | None = None) -> None:
+        self.cluster = cluster
+        self.overrides: dict[str, int | str] = dict(settings or {})
+        self.groups: dict[str, ShareGroup] = {}
+        self.partitions: dict[SharePartitionKey, SharePartition] = {}
+        self.sessions: dict[tuple[int, str, str], ShareSession] = {}
+        self.listeners: list[Callable[[], None]] = []
+        # Set by the node: run expire at this time of the broker clock (a scheduler timer), so a lock
+        # runs out on time even when nothing else happens.
+        self.wake_at: Callable[[int], None] | None = None
+
+    def setting(self, name: str) -> int:
+        return int(self.setting_text(name))
+
+    def setting_text(self, name: str) -> str:
+        """A share setting: the override, else the broker's setting of that name, else Kafka's default."""
+        if name in self.overrides:
+            return str(self.overrides[name])
+        raw = self.cluster.config.unknown.get(name)
+        return str(DEFAULTS[name] if raw is None else raw)
+
+    # -- groups ------------------------------------------------------------------------------------
+    def partitions_of(self) -> dict[str, int]:
+        return {t.name: len(t.partitions) for t in self.cluster.topics.values() if not t.internal}
+
+    def heartbeat(self, group_id: str, member_id: str, member_epoch: int, subscribed: list[str] | None,
+                  now_ms: int, *, client_id: str = "", client_host: str = "",
+                  rack_id: str | None = None) -> ShareMember | None:
+        """ShareGroupHeartbeat: the member after it (None when it left); KafkaError with Kafka's code."""
+        if not group_id:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.")
+        if not member_id:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+        if member_epoch < -1:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "MemberEpoch is invalid.")
+        self.expire(now_ms)
+        group = self.groups.get(group_id)
+        if group is None:
+            if member_epoch != 0:
+                raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID if member_epoch > 0 else ErrorCode.GROUP_ID_NOT_FOUND)
+            group = self.groups[group_id] = ShareGroup(group_id)
+        member = group.heartbeat(member_id, member_epoch, subscribed, self.partitions_of(), now_ms,
+                                 client_id=client_id, client_host=client_host, rack_id=rack_id)
+        if member is None:
+            self._release_member(group_id, member_id)
+        return member
+
+    def list_groups(self, states_filter: list[str], types_filter: list[str]) -> list[tuple[str, str]]:
+        """(group id, state) of the share groups ListGroups answers (filters case-insensitive; an empty
+        filter passes everything, a types filter without "share" nothing)."""
+        states = {st.strip().lower() for st in states_filter}
+        types = {t.strip().lower() for t in types_filter}
+        if types and "share" not in types:
+            return []
+        return [(g.group_id, g.state) for g in self.groups.values() if not states or g.state.lower() in states]
+
+    def delete_group(self, group_id: str) -> None:
+        """DeleteGroups: GROUP_ID_NOT_FOUND for none, NON_EMPTY_GROUP while it has members."""
+        group = self.groups.get(group_id)
+        if group is None:
+            raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND)
+        if group.members:
+            raise KafkaError(ErrorCode.NON_EMPTY_GROUP)
+        del self.groups[group_id]
+        for key in [k for k in self.partitions if k[0] == group_id]:
+            del self.partitions[key]
+
+    # -- share partitions --------------------------------------------------------------------------
+    def share_partition(self, group_id: str, topic: str, index: int) -> SharePartition | None:
+        """The group's share partition of topic-index, made at the reset offset on first use (None: no
+        such partition)."""
+        key = (group_id, topic, index)
+        sp = self.partitions.get(key)
+        if sp is None:
+            t = self.cluster.topic(topic)
+            p = t.partition(index) if t is not None else None
+            if p is None:
+                return None
+            earliest = self.setting_text("share.auto.offset.reset") == "earliest"
+            start = p.log.log_start_offset if earliest else p.log.high_watermark
+            sp = self.partitions[key] = SharePartition(
+                start, lock_duration_ms=self.setting("group.share.record.lock.duration.ms"),
+                delivery_limit=self.setting("group.share.delivery.count.limit"),
+                max_in_flight=self.setting("group.share.partition.max.record.locks"))
+        return sp
+
+    def acquire(self, group_id: str, member_id: str, topic: str, index: int, max_records: int,
+                now_ms: int) -> list[AcquiredRange]:
+        sp = self.share_partition(group_id, topic, index)
+        partition = self.cluster.partition(topic, index)
+        if sp is None or partition is None:
+            return []
+        sp.skip_to(partition.log.log_start_offset)
+        ranges = sp.acquire(member_id, partition.log.high_watermark, max_records, now_ms)
+        if ranges and self.wake_at is not None:
+            self.wake_at(now_ms + sp.lock_duration_ms)
+        return ranges
+
+    def acknowledge(self, group_id: str, member_id: str, topic: str, index: int,
+                    batches: list[tuple[int, int, list[int]]], now_ms: int) -> ErrorCode:
+        """Apply a partition's acknowledgement batches (first, last, types); the partition's error code."""
+        sp = self.partitions.get((group_id, topic, index))
+        code = ErrorCode.NONE
+        for first, last, types in batches:
+            if sp is None:
+                return ErrorCode.INVALID_RECORD_STATE
+            try:
+                sp.acknowledge(member_id, first, last, types, now_ms)
+            except KafkaError as e:
+                code = ErrorCode(e.code)
+        if batches:
+            self._changed()
+        return code
+
+    def start_offset_and_lag(self, group_id: str, topic: str, index: int) -> tuple[int, int]:
+        """DescribeShareGroupOffsets: (start offset, lag) of a share partition, (-1, -1) when it was never
+        initialized. The lag (KIP-1226): records from the start offset to the high watermark not yet
+        acknowledged or archived."""
+        sp = self.partitions.get((group_id, topic, index))
+        partition = self.cluster.partition(topic, index)
+        if sp is None or partition is None:
+            return -1, -1
+        done = sum(1 for r in sp.records.values() if r.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
+        return sp.start_offset, max(0, partition.log.high_watermark - sp.start_offset - done)
+
+    # -- share sessions ----------------------------------------------------------------------------
+    def session(self, node_id: int, group_id: str, member_id: str, epoch: int) -> ShareSession:
+        """The session a request at `epoch` belongs to, opened for 0; KafkaError with Kafka's code."""
+        key = (node_id, group_id, member_id)
+        if epoch == 0:
+            old = self.sessions.pop(key, None)
+            if old is not None:
+                self._release_member(group_id, member_id)
+            session = self.sessions[key] = ShareSession(epoch=0)
+            return session
+        session_or_none = self.sessions.get(key)
+        if session_or_none is None:
+            raise KafkaError(ErrorCode.SHARE_SESSION_NOT_FOUND)
+        if epoch != FINAL_EPOCH and epoch != session_or_none.epoch:
+            raise KafkaError(ErrorCode.INVALID_SHARE_SESSION_EPOCH)
+        return session_or_none
+
+    def session_done(self, node_id: int, group_id: str, member_id: str, epoch: int, session: ShareSession) -> None:
+        """After a request: the next epoch, or the session closed (epoch -1) and its records released."""
+        if epoch == FINAL_EPOCH:
+            self.sessions.pop((node_id, group_id, member_id), None)
+            self._release_member(group_id, member_id)
+        else:
+            session.epoch = 1 if epoch >= 2**31 - 1 else epoch + 1
+
+    # -- time --------------------------------------------------------------------------------------
+    def expire(self, now_ms: int) -> None:
+        """Locks that ran out go back (or are archived at the delivery limit); silent members leave."""
+        freed = sum(sp.expire(now_ms) for sp in self.partitions.values())
+        timeout = self.setting("group.share.session.timeout.ms")
+        partitions_of = self.partitions_of() if self.groups else {}
+        for group in self.groups.values():
+            for member_id in group.expire_members(now_ms, timeout, partitions_of):
+                freed += self._release_member(group.group_id, member_id)
+        if freed:
+            self._changed()
+
+    def _release_member(self, group_id: str, member_id: str) -> int:
+        released = sum(sp.release_member(member_id) for key, sp in self.partitions.items() if key[0] == group_id)
+        if released:
+            self._changed()
+        return released
+
+    def _changed(self) -> None:
+        for listener in list(self.listeners):
+            listener()
+
+    # -- inspection --------------------------------------------------------------------------------
+    def describe(self, now_ms: int) -> dict[str, dict[str, object]]:
+        """Every share group as of now_ms (locks that ran out ended first): state, epochs, members with
+        their assignments, and each share partition's start and end offsets and in-flight records (offset,
+        state, delivery count, member holding it, lock expiry on the broker clock)."""
+        self.expire(now_ms)
+        out: dict[str, dict[str, object]] = {}
+        for group_id, group in sorted(self.groups.items()):
+            out[group_id] = {
+                "state": group.state, "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
+                "members": {m.member_id: {"member_epoch": m.member_epoch, "client_id": m.client_id,
+                                          "subscribed": list(m.subscribed),
+                                          "assignment": {t: list(ps) for t, ps in m.assignment.items()}}
+                            for m in group.members.values()},
+                "partitions": {f"{t}-{p}": sp.describe() for (g, t, p), sp in sorted(self.partitions.items())
+                               if g == group_id},
+            }
+        return out

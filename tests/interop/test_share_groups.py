@@ -1,0 +1,281 @@
+"""Share groups (KIP-932) with both real share consumers: confluent-kafka's ShareConsumer (librdkafka 2.16)
+and Java's KafkaShareConsumer (kafka-clients 4.3.0, the harness's share-consume). Members of one share
+group consume a topic together with no record acquired by two at once; release and lock timeouts
+redeliver with the delivery count up; reject archives; the delivery limit archives. What the broker holds
+is checked record by record through broker.share_groups()."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from confluent_kafka import AcknowledgeType, Consumer, Message, Producer, ShareConsumer
+
+from mockbroker.server import MockBroker
+from tests.interop.clients import of_type, run_java
+
+pytestmark = pytest.mark.interop
+java = pytest.mark.java
+
+TOPIC = "queue"
+EARLIEST = {"share.auto.offset.reset": "earliest"}
+Delivery = tuple[str, int, int, int]  # member, partition, offset, delivery count
+
+
+def produce(broker: MockBroker, count: int, partitions: int) -> None:
+    p = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    for i in range(count):
+        p.produce(TOPIC, value=f"v{i}".encode(), partition=i % partitions)
+    assert p.flush(30) == 0
+
+
+def share_consumer(broker: MockBroker, group: str, explicit: bool = False) -> ShareConsumer:
+    c = ShareConsumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group,
+                       "share.acknowledgement.mode": "explicit" if explicit else "implicit"})
+    c.subscribe([TOPIC])
+    return c
+
+
+def wait_for(what: Callable[[], Any], step: Callable[[], None], timeout: float = 30.0) -> Any:
+    """Call step() until what() is true (generous bound, no timing asserted)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = what()
+        if result:
+            return result
+        step()
+    raise AssertionError(f"not reached in {timeout}s")
+
+
+def poll_all(consumers: dict[str, ShareConsumer], deliveries: list[Delivery],
+             ack: Callable[[Message], AcknowledgeType] | None = None) -> None:
+    """One poll of each member; explicit members acknowledge each record as `ack` says, then commit."""
+    for name, c in consumers.items():
+        msgs = c.poll(0.2) or []
+        for m in msgs:
+            assert m.error() is None, m.error()
+            deliveries.append((name, m.partition(), m.offset(), m.delivery_count()))
+            if ack is not None:
+                c.acknowledge(m, ack(m))
+        if ack is not None and msgs:
+            c.commit_sync()
+
+
+def settled(broker: MockBroker, group: str, ends: dict[int, int]) -> bool:
+    """Whether every record of the share partitions is acknowledged or archived (the start offset at the end)."""
+    parts = broker.share_groups().get(group, {}).get("partitions", {})
+    return all(parts.get(f"{TOPIC}-{p}", {}).get("start_offset") == end for p, end in ends.items())
+
+
+def close_all(consumers: dict[str, ShareConsumer]) -> None:
+    for c in consumers.values():
+        c.close()
+
+
+def test_librdkafka_three_members_share_a_topic_each_record_delivered_and_acknowledged_once(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 4)
+    members = {f"m{i}": share_consumer(broker, "sg3") for i in range(3)}
+    deliveries: list[Delivery] = []
+    try:
+        def joined() -> bool:
+            g = broker.share_groups().get("sg3")
+            return g is not None and len(g["members"]) == 3 and all(
+                m["member_epoch"] == g["group_epoch"] for m in g["members"].values())
+        wait_for(joined, lambda: poll_all(members, deliveries))
+        produce(broker, 60, 4)
+        wait_for(lambda: settled(broker, "sg3", {p: 15 for p in range(4)}), lambda: poll_all(members, deliveries))
+    finally:
+        close_all(members)
+    got = sorted((p, o) for _, p, o, _ in deliveries)
+    assert got == sorted((i % 4, i // 4) for i in range(60))  # every record, none twice
+    assert {count for *_, count in deliveries} == {1}
+    assert len({name for name, *_ in deliveries}) >= 2
+
+
+def test_librdkafka_release_redelivers_with_the_delivery_count_up(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 1)
+    produce(broker, 5, 1)
+    members = {"a": share_consumer(broker, "sg-release", explicit=True)}
+    deliveries: list[Delivery] = []
+    try:
+        def release_first(m: Message) -> AcknowledgeType:
+            return AcknowledgeType.RELEASE if m.delivery_count() == 1 else AcknowledgeType.ACCEPT
+        wait_for(lambda: settled(broker, "sg-release", {0: 5}), lambda: poll_all(members, deliveries, release_first))
+    finally:
+        close_all(members)
+    assert sorted((o, n) for _, _, o, n in deliveries) == [(o, n) for o in range(5) for n in (1, 2)]
+
+
+def test_librdkafka_lock_timeout_hands_records_to_another_member(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 1)
+    produce(broker, 3, 1)
+    holder = {"holder": share_consumer(broker, "sg-lock", explicit=True)}
+    held: list[Delivery] = []
+    other = {"other": share_consumer(broker, "sg-lock")}
+    later: list[Delivery] = []
+    try:
+        wait_for(lambda: len(held) == 3, lambda: _poll_without_ack(holder, held))
+        records = broker.share_groups()["sg-lock"]["partitions"][f"{TOPIC}-0"]["records"]
+        assert [(r["state"], r["delivery_count"]) for r in records] == [("ACQUIRED", 1)] * 3
+        broker.clock.advance(31)  # past share.record.lock.duration.ms (30 s)
+        wait_for(lambda: settled(broker, "sg-lock", {0: 3}), lambda: poll_all(other, later))
+    finally:
+        close_all(other)
+        close_all(holder)
+    assert sorted((o, n) for _, _, o, n in later) == [(0, 2), (1, 2), (2, 2)]
+
+
+def _poll_without_ack(consumers: dict[str, ShareConsumer], deliveries: list[Delivery]) -> None:
+    """Poll a member in explicit mode without acknowledging (its records stay acquired); polls only until
+    it has some, as an explicit consumer may not poll again before acknowledging."""
+    for name, c in consumers.items():
+        if deliveries:
+            time.sleep(0.05)
+            continue
+        for m in c.poll(0.2) or []:
+            deliveries.append((name, m.partition(), m.offset(), m.delivery_count()))
+
+
+def test_librdkafka_reject_archives_and_the_delivery_limit_archives(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config={**EARLIEST, "group.share.delivery.count.limit": 2})
+    broker.create_topic(TOPIC, 2)
+    produce(broker, 6, 2)
+    members = {"a": share_consumer(broker, "sg-limit", explicit=True)}
+    deliveries: list[Delivery] = []
+    try:
+        def ack(m: Message) -> AcknowledgeType:  # partition 0: reject; partition 1: release every time
+            return AcknowledgeType.REJECT if m.partition() == 0 else AcknowledgeType.RELEASE
+        wait_for(lambda: settled(broker, "sg-limit", {0: 3, 1: 3}), lambda: poll_all(members, deliveries, ack))
+        broker.clock.advance(31)
+        for _ in range(5):
+            poll_all(members, deliveries, ack)
+    finally:
+        close_all(members)
+    assert sorted((p, o, n) for _, p, o, n in deliveries) == (
+        [(0, o, 1) for o in range(3)] + [(1, o, n) for o in range(3) for n in (1, 2)])
+
+
+def test_librdkafka_share_group_on_a_three_node_cluster_fetches_from_each_leader(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(brokers=3, config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 3)
+    assert len({broker.partition_state(TOPIC, p).leader for p in range(3)}) == 3
+    produce(broker, 30, 3)
+    members = {f"m{i}": share_consumer(broker, "sg-cluster") for i in range(2)}
+    deliveries: list[Delivery] = []
+    try:
+        wait_for(lambda: settled(broker, "sg-cluster", {p: 10 for p in range(3)}), lambda: poll_all(members, deliveries))
+    finally:
+        close_all(members)
+    assert sorted((p, o, n) for _, p, o, n in deliveries) == sorted((i % 3, i // 3, 1) for i in range(30))
+
+
+def test_librdkafka_share_and_consumer_groups_on_one_topic_do_not_affect_each_other(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config={**EARLIEST, "group.initial.rebalance.delay.ms": 0})
+    broker.create_topic(TOPIC, 2)
+    produce(broker, 10, 2)
+    members = {"s": share_consumer(broker, "shared")}
+    shared: list[Delivery] = []
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "plain",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([TOPIC])
+    plain: list[tuple[int, int]] = []
+
+    def step() -> None:
+        poll_all(members, shared)
+        m = consumer.poll(0.2)
+        if m is not None and m.error() is None:
+            plain.append((m.partition(), m.offset()))
+    try:
+        wait_for(lambda: len(plain) == 10 and settled(broker, "shared", {0: 5, 1: 5}), step)
+        consumer.commit(asynchronous=False)
+    finally:
+        consumer.close()
+        close_all(members)
+    assert sorted(plain) == sorted((p, o) for _, p, o, _ in shared) == sorted((i % 2, i // 2) for i in range(10))
+    assert broker.committed("plain") == {(TOPIC, 0): 5, (TOPIC, 1): 5}
+    assert "plain" not in broker.share_groups() and "shared" not in {g.group_id for g in broker.groups()}
+
+
+# -- Java -------------------------------------------------------------------------------------------
+
+def java_share_consume(broker: MockBroker, group: str, **args: Any) -> list[dict[str, Any]]:
+    return run_java("share-consume", {"bootstrap": broker.bootstrap_servers, "topic": TOPIC, "group_id": group,
+                                      "idle_ms": 3000, "stop_after_ms": 40000, **args}, timeout=90)
+
+
+@java
+def test_java_two_members_share_a_topic_each_record_delivered_and_acknowledged_once(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 3)
+    produce(broker, 45, 3)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(lambda _: java_share_consume(broker, "jsg2"), range(2)))
+    records = [r for run in runs for r in of_type(run, "record")]
+    assert sorted((r["partition"], r["offset"]) for r in records) == sorted((i % 3, i // 3) for i in range(45))
+    assert {r["delivery_count"] for r in records} == {1}
+    assert settled(broker, "jsg2", {p: 15 for p in range(3)})
+    assert broker.share_groups()["jsg2"]["members"] == {}
+
+
+@java
+def test_java_release_redelivers_until_the_delivery_limit_archives(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config={**EARLIEST, "group.share.delivery.count.limit": 3})
+    broker.create_topic(TOPIC, 1)
+    produce(broker, 4, 1)
+    run = java_share_consume(broker, "jsg-release", ack="release")
+    records = of_type(run, "record")
+    assert sorted((r["offset"], r["delivery_count"]) for r in records) == [(o, n) for o in range(4) for n in (1, 2, 3)]
+    assert not of_type(run, "ack_error")
+    assert settled(broker, "jsg-release", {0: 4})
+
+
+@java
+def test_java_reject_archives(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 1)
+    produce(broker, 4, 1)
+    run = java_share_consume(broker, "jsg-reject", ack="reject")
+    assert sorted((r["offset"], r["delivery_count"]) for r in of_type(run, "record")) == [(o, 1) for o in range(4)]
+    assert settled(broker, "jsg-reject", {0: 4})
+    broker.clock.advance(31)
+    again = java_share_consume(broker, "jsg-reject", idle_ms=None, stop_after_ms=3000)
+    assert of_type(again, "record") == []
+
+
+@java
+def test_java_admin_lists_and_describes_share_groups_and_their_offsets(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 2)
+    produce(broker, 6, 2)
+    members = {"a": share_consumer(broker, "sg-admin", explicit=True)}
+    deliveries: list[Delivery] = []
+    try:  # partition 0's records accepted, partition 1's released (they stay in flight)
+        wait_for(lambda: settled(broker, "sg-admin", {0: 3, 1: 3}) or len(deliveries) >= 6,
+                 lambda: poll_all(members, deliveries, lambda m: AcknowledgeType.ACCEPT if m.partition() == 0
+                                  else AcknowledgeType.RELEASE))
+        lines = run_java("admin", {"bootstrap": broker.bootstrap_servers, "timeout_ms": 20000, "ops": [
+            {"op": "listShareGroups"}, {"op": "describeShareGroups", "groups": ["sg-admin", "missing"]},
+            {"op": "listShareGroupOffsets", "group": "sg-admin"}]}, timeout=90)
+    finally:
+        close_all(members)
+    listed, described, offsets = of_type(lines, "result")
+    assert listed["groups"] == [{"group_id": "sg-admin", "type": "Share", "state": "Stable"}]
+    group, missing = described["groups"]
+    assert (group["state"], len(group["members"])) == ("Stable", 1)
+    assert group["members"][0]["assignment"] == [f"{TOPIC}-0", f"{TOPIC}-1"]
+    assert "GroupIdNotFound" in missing["error"]
+    state = broker.share_groups()["sg-admin"]["partitions"]
+    assert offsets["offsets"] == {f"{TOPIC}-{p}": {"start_offset": state[f"{TOPIC}-{p}"]["start_offset"],
+                                                   "leader_epoch": 0, "lag": 3 - state[f"{TOPIC}-{p}"]["start_offset"]}
+                                  for p in (0, 1)}
+    assert offsets["offsets"][f"{TOPIC}-0"]["start_offset"] == 3
