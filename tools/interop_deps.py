@@ -90,6 +90,18 @@ JARS: tuple[str, ...] = (
     "jackson-databind-2.21.2.jar",
     "jackson-core-2.21.2.jar",
     "jackson-annotations-2.21.jar",
+    # Confluent's Avro serializer and Schema Registry client (RegistryOps.java), the 7.0.16 jars the
+    # wheel bundles (it has no kafka-json-schema-serializer), with what they need at run time beside
+    # the jars above: Avro, Confluent's common-utils, guava (+ failureaccess) and the swagger
+    # annotations on the client's REST entities. They run on kafka-clients 4.3.0 (their `provided` Kafka).
+    "kafka-avro-serializer-7.0.16.jar",
+    "kafka-schema-serializer-7.0.16.jar",
+    "kafka-schema-registry-client-7.0.16.jar",
+    "common-utils-7.0.16.jar",
+    "avro-1.11.3.jar",
+    "guava-24.1.1-jre.jar",
+    "failureaccess-1.0.2.jar",
+    "swagger-annotations-1.6.12.jar",
 )
 # Taken from the same wheel for Spark's Kafka connector (tests/spark): not on the harness's class path.
 SPARK_EXTRA_JARS: tuple[str, ...] = ("commons-pool2-2.12.1.jar",)
