@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.registry.http import RegistryServer
     from mockbroker.registry.model import SchemaRegistry
+    from mockbroker.security.credentials import Credentials
     from mockbroker.security.tls import BrokerTls
     from mockbroker.state.cluster.appender import Appender
     from mockbroker.state.cluster.cluster import Cluster
@@ -27,10 +28,12 @@ PRODUCE_VERSION = 11  # what the records are appended as (magic 2 batches)
 
 
 async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, port: int | None,
-                         host: str = "127.0.0.1", tls: BrokerTls | None = None) -> RegistryServer | None:
+                         host: str = "127.0.0.1", tls: BrokerTls | None = None,
+                         credentials: Credentials | None = None) -> RegistryServer | None:
     """The registry's server started on `port` (0: a free one), or None when no registry was asked for; its
     records go to the cluster's `_schemas` topic through the first node's appender. HTTPS with the broker's
-    certificate when it has TLS material (a TLS listener), as the control endpoint does."""
+    certificate when it has TLS material (a TLS listener), as the control endpoint does; HTTP Basic over the
+    broker's SASL users (`credentials`) when it has some (registry/http.py)."""
     if port is None:
         return None
     from mockbroker.inspection import records_of
@@ -43,7 +46,7 @@ async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, por
     registry = SchemaRegistry()
     replay(registry, ((r.key, r.value) for r in records_of(cluster, store.TOPIC, 0)))
     _append(cluster, appender, clock, [(store.noop_key(), None)])  # as Confluent's KafkaStore at start
-    server = RegistryServer(registry, lambda records: _append(cluster, appender, clock, records))
+    server = RegistryServer(registry, lambda records: _append(cluster, appender, clock, records), credentials)
     return await server.start(host, port, _ssl_context(tls))
 
 
