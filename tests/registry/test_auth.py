@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import signal
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +103,21 @@ def test_the_credential_check_is_a_pure_function() -> None:
     assert decode_basic(basic("a:b", "c:d")) == ("a", "b:c:d")  # the password is after the first colon
     assert decode_basic("basic " + base64.b64encode(b"x:").decode()) == ("x", "")
     assert decode_basic("Basic") is None and decode_basic("Digest abc") is None
+
+
+@pytest.mark.parametrize("http_auth", ["basic", "none"])
+def test_the_commands_http_auth_reaches_the_registry(http_auth: str) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-m", "mockbroker", "--port", "0", "--schema-registry-port", "0",
+                             "--user", "alice:wonder", "--http-auth", http_auth, "--no-env"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(repo)})
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline().strip() for _ in range(2)]
+        [url] = [line.removeprefix("mockbroker schema registry on ") for line in lines if "schema registry" in line]
+        assert get(f"{url}/subjects")[0] == (401 if http_auth == "basic" else 200)
+        assert get(f"{url}/subjects", basic("alice", "wonder"))[0] == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
