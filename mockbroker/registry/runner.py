@@ -3,10 +3,10 @@
 port, `--schema-registry-port`), MockBroker.stop calls `stop_registry`. aiohttp and fastavro are imported
 only here, when a registry is asked for, so a broker without one never loads them.
 
-At start the `_schemas` topic (compacted, one partition) is created when missing and the registry is
-rebuilt from what it holds (registry/rebuild.py: on a data dir, what an earlier run registered), then a
-NOOP record is appended (as Confluent's registry writes one at start); after
-each request the changes it made are appended to it as Confluent's records (registry/store.py)."""
+At start the `_schemas` topic (compacted, one partition, on up to 3 nodes) is created when missing and
+the registry is rebuilt from what it holds (registry/rebuild.py: on a data dir, what an earlier run
+registered), then a NOOP record is appended (as Confluent's registry writes one at start); after each
+request the changes it made are appended to it as Confluent's records (registry/store.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from mockbroker.state.cluster.cluster import Cluster
 
 PRODUCE_VERSION = 11  # what the records are appended as (magic 2 batches)
+# kafkastore.topic.replication.factor's default; as Confluent's KafkaStore, fewer when fewer brokers are live,
+# so in a cluster `_schemas` stays online when the node leading it is stopped
+REPLICATION_FACTOR = 3
 
 
 async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, port: int | None,
@@ -42,7 +45,8 @@ async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, por
     from mockbroker.registry.rebuild import replay
 
     if cluster.topic(store.TOPIC) is None:
-        cluster.create_topic(store.TOPIC, 1, -1, dict(store.TOPIC_CONFIG))
+        replication = max(1, min(REPLICATION_FACTOR, len(cluster.live_node_ids())))
+        cluster.create_topic(store.TOPIC, 1, replication, dict(store.TOPIC_CONFIG))
     registry = SchemaRegistry()
     replay(registry, ((r.key, r.value) for r in records_of(cluster, store.TOPIC, 0)))
     _append(cluster, appender, clock, [(store.noop_key(), None)])  # as Confluent's KafkaStore at start
