@@ -93,3 +93,23 @@ def test_java_and_python_share_one_id_across_subjects(mockbroker: MockBroker) ->
     assert client.get_latest_version(f"{python_topic}-value").schema_id == java_id
     ids = {struct.unpack(">I", (r.value or b"")[1:5])[0] for r in mockbroker.records(java_topic)}
     assert ids == {java_id}
+
+
+def test_java_with_basic_auth_user_info() -> None:
+    """A broker with SASL users: Java logs in over SASL/PLAIN and its registry client sends the same user's
+    credentials as HTTP Basic (basic.auth.credentials.source=USER_INFO); a wrong password is Confluent's 401."""
+    with MockBroker(security="SASL_PLAINTEXT", users={"alice": "wonder"}, schema_registry=True).run_in_thread() as b:
+        jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="wonder";'
+        args = {"bootstrap": b.bootstrap_servers, "registry": b.schema_registry_url, "topic": "secure",
+                "schema": ORDER, "values": [avro_json(o) for o in orders(2)],
+                "config": {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": jaas},
+                "registry_config": {"basic.auth.credentials.source": "USER_INFO", "basic.auth.user.info": "alice:wonder"}}
+        assert of_type(run_java("avro-produce", args), "done") == [{"type": "done", "sent": 2}]
+        read = of_type(run_java("avro-consume", {**args, "count": 2}), "value")
+        assert [line["value"] for line in read] == [avro_json(o) for o in orders(2)]
+        wrong = {**args, "registry_config": {"basic.auth.credentials.source": "USER_INFO",
+                                             "basic.auth.user.info": "alice:nope"}}
+        lines = run_java("avro-produce", {**wrong, "values": [avro_json(orders(1)[0])]})
+        [refused] = of_type(lines, "serialize_error")
+        assert refused["cause"] == "RestClientException: Unauthorized; error code: 401", refused
+        assert of_type(lines, "done") == [{"type": "done", "sent": 0}]

@@ -25,6 +25,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.SerializationException;
 
 /**
  * Confluent's Avro serializers (kafka-avro-serializer 7.0.16 with kafka-schema-registry-client) against
@@ -34,7 +35,7 @@ import org.apache.kafka.common.TopicPartition;
  *                 registry_config?: {...}}
  *       A producer whose value.serializer is KafkaAvroSerializer (schema.registry.url = registry, plus
  *       registry_config) sends each value as a GenericRecord of schema (an Avro schema as JSON text).
- *       -> sent {index, partition, offset}; done {sent}
+ *       -> serialize_error {index, message, cause} (a registry refusal); sent {partition, offset}; done {sent}
  *   avro-consume {bootstrap, registry, topic, count, registry_config?: {...}}
  *       Reads count records from the beginning of every partition and deserializes each value with
  *       KafkaAvroDeserializer. -> value {offset, schema_id, value (Avro JSON), schema}; done {count}
@@ -70,14 +71,21 @@ final class RegistryOps {
         int sent = 0;
         try (KafkaProducer<byte[], Object> producer = new KafkaProducer<>(props)) {
             List<Future<RecordMetadata>> futures = new ArrayList<>();
-            for (JsonElement v : values) {
-                Object datum = reader.read(null, DecoderFactory.get().jsonDecoder(schema, Json.GSON.toJson(v)));
-                futures.add(producer.send(new ProducerRecord<>(topic, null, datum)));
+            for (int i = 0; i < values.size(); i++) {
+                String json = Json.GSON.toJson(values.get(i));
+                Object datum = reader.read(null, DecoderFactory.get().jsonDecoder(schema, json));
+                try {
+                    futures.add(producer.send(new ProducerRecord<>(topic, null, datum)));
+                } catch (SerializationException e) {  // the registry refused: its answer is the cause
+                    Throwable cause = e.getCause();
+                    Json.emit(Json.obj("type", "serialize_error", "index", i, "message", e.getMessage(),
+                            "cause", cause == null ? null : cause.getClass().getSimpleName() + ": " + cause.getMessage()));
+                }
             }
             producer.flush();
             for (int i = 0; i < futures.size(); i++) {
                 RecordMetadata m = futures.get(i).get(timeout, java.util.concurrent.TimeUnit.MILLISECONDS);
-                Json.emit(Json.obj("type", "sent", "index", i, "partition", m.partition(), "offset", m.offset()));
+                Json.emit(Json.obj("type", "sent", "partition", m.partition(), "offset", m.offset()));
                 sent++;
             }
         }
