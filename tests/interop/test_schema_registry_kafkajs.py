@@ -87,3 +87,16 @@ def test_kafkajs_decodes_what_python_wrote_and_shares_its_id(mockbroker: MockBro
     [missing] = of_type(lines, "error")
     assert missing["op"] == "latest" and missing["status"] == 404
     assert client.get_versions(f"{topic}-value") == [1]
+
+
+def test_kafkajs_with_basic_auth() -> None:
+    with MockBroker(users={"alice": "wonder"}, schema_registry=True).run_in_thread() as broker:
+        calls = [{"op": "register", "subject": "secure-value", "schema": json.dumps(READING)},
+                 {"op": "latest", "subject": "secure-value"}]
+        good = run_kafkajs("sr-call", {"registry": broker.schema_registry_url, "calls": calls,
+                                       "auth": {"username": "alice", "password": "wonder"}})
+        assert [r["id"] for r in of_type(good, "result")] == [1, 1]
+        bad = run_kafkajs("sr-call", {"registry": broker.schema_registry_url, "calls": calls,
+                                      "auth": {"username": "alice", "password": "nope"}})
+        assert [e["status"] for e in of_type(bad, "error")] == [401, 401]
+        assert [e["message"] for e in of_type(bad, "error")][0].endswith("Unauthorized")
