@@ -56,3 +56,12 @@ def test_the_registry_outlives_the_node_leading_its_topic() -> None:
         keys = [json.loads(k) for k in read_schemas(bootstrap)]
         assert [k["keytype"] for k in keys] == ["NOOP", "SCHEMA", "SCHEMA"]
         assert [k.get("version") for k in keys] == [None, 1, 2]
+
+
+def test_the_registry_is_no_nodes_own() -> None:
+    with MockBroker(brokers=3, schema_registry=True).run_in_thread() as broker:
+        client = SchemaRegistryClient({"url": broker.schema_registry_url})
+        for node in (1, 2):
+            broker.stop_node(node)
+        assert client.register_schema("s", Schema(V1, "AVRO")) == 1  # `_schemas` led by node 3 now
+        assert broker.partition_state("_schemas", 0).leader == 3 and client.get_subjects() == ["s"]
