@@ -6,8 +6,9 @@ a traceback. The state is a SchemaRegistry (registry/model.py), read and changed
 Served: subjects and versions (register, look up, list, get, `?deleted=true`, soft and permanent deletes),
 schemas by id (schema, subjects, versions), /schemas/types, /config and /config/{subject}, /compatibility
 (with `verbose`), /mode and /mode/{subject} (READWRITE, READONLY); schemaType AVRO, JSON and PROTOBUF
-(`?format=serialized`: a Protobuf schema as its base64 descriptor), references and /referencedby. Not
-served: IMPORT mode, contexts, metadata and rules.
+(`?format=serialized`: a Protobuf schema as its base64 descriptor), references and /referencedby, IMPORT
+mode. Not served: contexts, metadata and rules. When the broker has SASL users every request needs HTTP
+Basic credentials of one of them (security/basic_auth.py), else 401 with Confluent's body.
 """
 
 from __future__ import annotations
