@@ -95,8 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve a Schema Registry (Confluent's REST API, Avro) on this port (0: a free one)")
     p.add_argument("--http-host", help="address of the control endpoint (default: the --host / MOCKBROKER_HOST)")
     p.add_argument("--http-auth", type=Choice("the HTTP auth", ("basic", "none")), metavar="{basic,none}",
-                   help="basic (default): when the broker has SASL users, the control endpoint and console want HTTP "
-                        "Basic credentials of one of them and follow the ACLs; none: open (MOCKBROKER_HTTP_AUTH)")
+                   help="basic (default): when the broker has SASL users, the control endpoint, console and Schema "
+                        "Registry want HTTP Basic credentials of one of them (the endpoint follows the ACLs); none: "
+                        "open (MOCKBROKER_HTTP_AUTH)")
     p.add_argument("--no-env", action="store_true", help="ignore KAFKA_* / MOCKBROKER_* environment variables")
     p.add_argument("--log-level", type=Choice("the log level", LOG_LEVELS), metavar="LEVEL",
                    help="DEBUG, INFO, WARNING (default), ERROR, CRITICAL")
@@ -269,6 +270,7 @@ async def serve(settings: BrokerSettings) -> int:
             pass
     print(listening_line(broker), flush=True)
     if broker.schema_registry is not None:
+        broker.schema_registry.api.auth = settings.http_auth  # --http-auth none opens the registry too
         print(f"mockbroker schema registry on {broker.schema_registry_url}", flush=True)
     if any(lst.security_protocol in ("SSL", "SASL_SSL") for lst in broker.listeners) and broker.tls.ca_file:
         print(f"mockbroker TLS CA certificate in {settings.ssl_ca_out or broker.tls.ca_file}", flush=True)

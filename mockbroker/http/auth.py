@@ -22,21 +22,17 @@ The index, /health, /names, /openapi.json and the console's static files need au
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import hmac
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.http.request import HttpError, Request
 from mockbroker.security.acls import CLUSTER_NAME, AclOperation, ResourceType
+from mockbroker.security.basic_auth import BasicCheck, decode_basic, has_users
 
 if TYPE_CHECKING:
     from mockbroker.security.credentials import Credentials
 
 MODES = ("basic", "none")
 REALM = 'Basic realm="mockbroker", charset="UTF-8"'
-_CACHE_LIMIT = 256  # verified (name, password digest) pairs kept, so a SCRAM check is not redone per request
 
 _O, _R = AclOperation, ResourceType
 # (method, route path) -> (operation, resource type, where the resource name comes from: "name" the path's
@@ -77,10 +73,6 @@ def requirement(method: str, route: str, req: Request | None) -> tuple[AclOperat
     return _O.ALTER, _R.CLUSTER, CLUSTER_NAME  # every other route changes the broker
 
 
-def _digest(password: str) -> bytes:
-    return hashlib.sha256(password.encode("utf-8", "surrogatepass")).digest()
-
-
 class HttpAuth:
     """The endpoint's authentication mode and the broker's users and authorizer, checked per request."""
 
@@ -89,14 +81,14 @@ class HttpAuth:
             raise ValueError(f"HTTP auth must be one of {', '.join(MODES)}, got {mode!r}")
         self.broker = broker
         self.mode = mode
-        self._verified: dict[tuple[str, bytes], object] = {}
+        self._check = BasicCheck()  # the password check (security/basic_auth.py), with its memory
 
     def _credentials(self) -> Credentials | None:
         security = getattr(self.broker, "security", None)
         if self.mode == "none" or security is None:
             return None
         credentials: Credentials = security.credentials
-        return credentials if credentials.plain or credentials.scram else None
+        return credentials if has_users(credentials) else None
 
     @property
     def required(self) -> bool:
@@ -110,46 +102,19 @@ class HttpAuth:
         if credentials is None:
             return None
         header = headers.get("Authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "basic" or not token.strip():
+        if header.partition(" ")[0].lower() != "basic" or not header.partition(" ")[2].strip():
             raise self._unauthorized("this broker has SASL users: send HTTP Basic credentials of one of them")
-        try:
-            name, sep, password = base64.b64decode(token.strip(), validate=True).decode("utf-8").partition(":")
-        except (binascii.Error, ValueError):
-            raise self._unauthorized("malformed Basic credentials") from None
-        if not sep or not self._check(credentials, name, password):
+        decoded = decode_basic(header)
+        if decoded is None:
+            raise self._unauthorized("malformed Basic credentials")
+        name, password = decoded
+        if not self._check.check(credentials, name, password):
             raise self._unauthorized("wrong user name or password")
         return f"User:{name}"
 
     @staticmethod
     def _unauthorized(message: str) -> HttpError:
         return HttpError(401, "unauthorized", message, {"WWW-Authenticate": REALM})
-
-    def _check(self, credentials: Credentials, name: str, password: str) -> bool:
-        """The password a SASL login of `name` would accept (PLAIN, or any SCRAM credential of the user)."""
-        key = (name, _digest(password))
-        known = self._verified.get(key)
-        if known is not None and (known is credentials.plain.get(name)
-                                  or known in credentials.scram.get(name, {}).values()):
-            return True  # verified against this very password entry or credential before
-        if credentials.check_plain(name, password):
-            self._remember(key, credentials.plain[name])
-            return True
-        from mockbroker.security.credentials import SCRAM_MECHANISMS, credential_from_salted_password
-
-        for mechanism, stored in credentials.scram.get(name, {}).items():
-            hash_name = SCRAM_MECHANISMS[mechanism][1]
-            salted = hashlib.pbkdf2_hmac(hash_name, password.encode("utf-8"), stored.salt, stored.iterations)
-            made = credential_from_salted_password(mechanism, stored.salt, salted, stored.iterations)
-            if hmac.compare_digest(made.stored_key, stored.stored_key):
-                self._remember(key, stored)
-                return True
-        return False
-
-    def _remember(self, key: tuple[str, bytes], entry: object) -> None:
-        if len(self._verified) >= _CACHE_LIMIT:
-            self._verified.clear()
-        self._verified[key] = entry
 
     def authorize(self, principal: str | None, host: str, method: str, route: str, req: Request | None) -> None:
         """HttpError 403 unless the broker's authorizer lets `principal` do what the route does (no-op when

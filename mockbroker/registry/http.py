@@ -6,8 +6,9 @@ a traceback. The state is a SchemaRegistry (registry/model.py), read and changed
 Served: subjects and versions (register, look up, list, get, `?deleted=true`, soft and permanent deletes),
 schemas by id (schema, subjects, versions), /schemas/types, /config and /config/{subject}, /compatibility
 (with `verbose`), /mode and /mode/{subject} (READWRITE, READONLY); schemaType AVRO, JSON and PROTOBUF
-(`?format=serialized`: a Protobuf schema as its base64 descriptor), references and /referencedby. Not
-served: IMPORT mode, contexts, metadata and rules.
+(`?format=serialized`: a Protobuf schema as its base64 descriptor), references and /referencedby, IMPORT
+mode. Not served: contexts, metadata and rules. When the broker has SASL users every request needs HTTP
+Basic credentials of one of them (security/basic_auth.py), else 401 with Confluent's body.
 """
 
 from __future__ import annotations
@@ -22,12 +23,16 @@ from mockbroker.bounded_json import JsonLimitError, loads
 from mockbroker.extras import require
 from mockbroker.registry.model import SCHEMA_TYPES, RegistryError, SchemaRegistry, Version
 from mockbroker.registry.store import Record
+from mockbroker.security.basic_auth import BasicCheck, decode_basic, has_users
+from mockbroker.security.credentials import Credentials
 
 require("aiohttp", "the Schema Registry")
 from aiohttp import http_exceptions, web, web_protocol  # noqa: E402
 
 log = logging.getLogger("mockbroker.registry")
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+REALM = 'Basic realm="mockbroker"'
+AUTH_MODES = ("basic", "none")  # basic: HTTP Basic over the broker's SASL users, when it has some
 MAX_BODY = 2 * 1024 * 1024  # a request body's bound: 413 past it
 
 
@@ -36,7 +41,10 @@ def _reply(status: int, body: Any) -> web.Response:
 
 
 def _error(exc: RegistryError) -> web.Response:
-    return _reply(exc.status, {"error_code": exc.code, "message": exc.message})
+    response = _reply(exc.status, {"error_code": exc.code, "message": exc.message})
+    if exc.status == 401:
+        response.headers["WWW-Authenticate"] = REALM
+    return response
 
 
 def _flag(request: web.BaseRequest, name: str) -> bool:
@@ -46,12 +54,27 @@ def _flag(request: web.BaseRequest, name: str) -> bool:
 class RegistryApi:
     """The routes over one SchemaRegistry; `handle` is aiohttp's handler."""
 
-    def __init__(self, registry: SchemaRegistry, write: Callable[[list[Record]], None] | None = None) -> None:
+    def __init__(self, registry: SchemaRegistry, write: Callable[[list[Record]], None] | None = None,
+                 credentials: Credentials | None = None) -> None:
         self.registry = registry
         self.write = write  # where each request's changes go (runner.py: the `_schemas` topic)
+        self.credentials = credentials  # the broker's SASL users; None: no authentication
+        self.auth = "basic"  # or "none": no authentication even when the broker has users
+        self._check = BasicCheck()
+
+    def authenticate(self, header: str) -> None:
+        """RegistryError 401 (Confluent's body, as its Jetty answers) unless the request needs no
+        credentials (auth "none", a broker without SASL users) or `header` holds a user's valid ones."""
+        credentials = self.credentials
+        if self.auth == "none" or credentials is None or not has_users(credentials):
+            return
+        decoded = decode_basic(header)
+        if decoded is None or not self._check.check(credentials, *decoded):
+            raise RegistryError(401, 401, "Unauthorized")
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         try:
+            self.authenticate(request.headers.get("Authorization", ""))
             parts = [unquote(p) for p in request.raw_path.split("?", 1)[0].split("/") if p]
             body = await self._body(request)
             answer = self.route(request.method, parts, request, body)
@@ -256,9 +279,9 @@ class RegistryServer:
     """The registry's HTTP server on the current loop: start(host, port) and stop(); `url` once started."""
 
     def __init__(self, registry: SchemaRegistry | None = None,
-                 write: Callable[[list[Record]], None] | None = None) -> None:
+                 write: Callable[[list[Record]], None] | None = None, credentials: Credentials | None = None) -> None:
         self.registry = registry if registry is not None else SchemaRegistry()
-        self.api = RegistryApi(self.registry, write)
+        self.api = RegistryApi(self.registry, write, credentials)
         self._runner: web.ServerRunner | None = None
         self.host, self.port, self.scheme = "", 0, "http"
 

@@ -3,10 +3,10 @@
 port, `--schema-registry-port`), MockBroker.stop calls `stop_registry`. aiohttp and fastavro are imported
 only here, when a registry is asked for, so a broker without one never loads them.
 
-At start the `_schemas` topic (compacted, one partition) is created when missing and the registry is
-rebuilt from what it holds (registry/rebuild.py: on a data dir, what an earlier run registered), then a
-NOOP record is appended (as Confluent's registry writes one at start); after
-each request the changes it made are appended to it as Confluent's records (registry/store.py)."""
+At start the `_schemas` topic (compacted, one partition, on up to 3 nodes) is created when missing and
+the registry is rebuilt from what it holds (registry/rebuild.py: on a data dir, what an earlier run
+registered), then a NOOP record is appended (as Confluent's registry writes one at start); after each
+request the changes it made are appended to it as Confluent's records (registry/store.py)."""
 
 from __future__ import annotations
 
@@ -19,18 +19,24 @@ if TYPE_CHECKING:
     from mockbroker.clock import Clock
     from mockbroker.registry.http import RegistryServer
     from mockbroker.registry.model import SchemaRegistry
+    from mockbroker.security.credentials import Credentials
     from mockbroker.security.tls import BrokerTls
     from mockbroker.state.cluster.appender import Appender
     from mockbroker.state.cluster.cluster import Cluster
 
 PRODUCE_VERSION = 11  # what the records are appended as (magic 2 batches)
+# kafkastore.topic.replication.factor's default; as Confluent's KafkaStore, fewer when fewer brokers are live,
+# so in a cluster `_schemas` stays online when the node leading it is stopped
+REPLICATION_FACTOR = 3
 
 
 async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, port: int | None,
-                         host: str = "127.0.0.1", tls: BrokerTls | None = None) -> RegistryServer | None:
+                         host: str = "127.0.0.1", tls: BrokerTls | None = None,
+                         credentials: Credentials | None = None) -> RegistryServer | None:
     """The registry's server started on `port` (0: a free one), or None when no registry was asked for; its
     records go to the cluster's `_schemas` topic through the first node's appender. HTTPS with the broker's
-    certificate when it has TLS material (a TLS listener), as the control endpoint does."""
+    certificate when it has TLS material (a TLS listener), as the control endpoint does; HTTP Basic over the
+    broker's SASL users (`credentials`) when it has some (registry/http.py)."""
     if port is None:
         return None
     from mockbroker.inspection import records_of
@@ -39,11 +45,12 @@ async def start_registry(cluster: Cluster, appender: Appender, clock: Clock, por
     from mockbroker.registry.rebuild import replay
 
     if cluster.topic(store.TOPIC) is None:
-        cluster.create_topic(store.TOPIC, 1, -1, dict(store.TOPIC_CONFIG))
+        replication = max(1, min(REPLICATION_FACTOR, len(cluster.live_node_ids())))
+        cluster.create_topic(store.TOPIC, 1, replication, dict(store.TOPIC_CONFIG))
     registry = SchemaRegistry()
     replay(registry, ((r.key, r.value) for r in records_of(cluster, store.TOPIC, 0)))
     _append(cluster, appender, clock, [(store.noop_key(), None)])  # as Confluent's KafkaStore at start
-    server = RegistryServer(registry, lambda records: _append(cluster, appender, clock, records))
+    server = RegistryServer(registry, lambda records: _append(cluster, appender, clock, records), credentials)
     return await server.start(host, port, _ssl_context(tls))
 
 

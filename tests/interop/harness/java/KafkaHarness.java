@@ -119,6 +119,8 @@ public final class KafkaHarness {
               decode    {batch_b64}  -> batch_info {...}, batch_record {...} per record
               codecs    {}  round-trips a batch through none/gzip/snappy/lz4/zstd
                         -> codec {codec, ok, size_bytes | error}
+              avro-produce, avro-consume  Confluent's KafkaAvroSerializer / KafkaAvroDeserializer
+                        through a Schema Registry (RegistryOps.java: arguments there)
             """;
 
     public static void main(String[] argv) {
@@ -155,6 +157,8 @@ public final class KafkaHarness {
                 case "batch" -> RecordsOps.batch(args);
                 case "decode" -> RecordsOps.decode(args);
                 case "codecs" -> RecordsOps.codecs(args);
+                case "avro-produce" -> RegistryOps.produce(args);
+                case "avro-consume" -> RegistryOps.consume(args);
                 default -> {
                     Json.emit(Json.obj("type", "fatal", "command", command, "error", "UsageError",
                             "message", "unknown command " + command + "; try --help"));

@@ -67,6 +67,8 @@ commands:
             -> codec {codec, ok, size_bytes, compressed_b64?, plain_b64?}
             {compress: {"<codec>": "<base64>"}} -> compressed {codec, ok, compressed_b64}
             {decompress: {"<codec>": "<base64>"}} -> decompressed {codec, ok, plain_b64}
+  sr-produce, sr-decode, sr-call  @kafkajs/confluent-schema-registry against a Schema Registry
+            (schema_registry_ops.js: arguments there)
 `
 
 // ------------------------------------------------------------------ output
@@ -673,7 +675,10 @@ async function codecs(a) {
   return 0
 }
 
-const COMMANDS = { version, produce, txn, consume, admin: adminCommand, codecs }
+const COMMANDS = {
+  version, produce, txn, consume, admin: adminCommand, codecs,
+  ...require('./schema_registry_ops.js').makeCommands({ emit, client, errorFields }),
+}
 
 // ------------------------------------------------------------------ main
 
