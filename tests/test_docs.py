@@ -210,6 +210,7 @@ def test_pytest_block_passes(block: Block, tmp_path: Path) -> None:
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.serial  # a Spark session in a subprocess: with the Spark tier, alone after the workers (tests/spark)
 @pytest.mark.parametrize("block", params("pytest", "spark"))
 def test_spark_pytest_block_passes(block: Block, tmp_path: Path) -> None:
     from mockbroker.testing.spark import REQUIRE_ENV, spark_unavailable

@@ -108,3 +108,72 @@ def test_shared_fixture_without_a_baseline_resets_to_the_state_at_start(pytester
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+XDIST_SUITE = '''
+import json
+import os
+
+import pytest
+from confluent_kafka import Producer
+
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "none")
+
+
+def note(kind, **facts):
+    """One JSON line per test in a file of this worker's (the outer test reads them all)."""
+    with open(os.path.join(os.environ["PROBE_DIR"], f"{WORKER}.jsonl"), "a") as out:
+        out.write(json.dumps({"kind": kind, "worker": WORKER, **facts}) + "\\n")
+
+
+@pytest.mark.parametrize("i", range(6))
+def test_session_broker_is_this_workers(mockbroker_session, i):
+    if "shared-name" not in mockbroker_session.topics():
+        mockbroker_session.create_topic("shared-name")
+    producer = Producer({"bootstrap.servers": mockbroker_session.bootstrap_servers})
+    producer.produce("shared-name", value=WORKER.encode())
+    assert producer.flush(30) == 0
+    # the same topic name on every worker: this broker holds this worker's records only
+    values = {r.value for r in mockbroker_session.records("shared-name")}
+    note("session", port=mockbroker_session.port, values=sorted(v.decode() for v in values))
+
+
+@pytest.mark.parametrize("i", range(6))
+def test_fresh_and_factory_brokers(mockbroker, mockbroker_factory, tmp_path, i):
+    stored = mockbroker_factory(data_dir=tmp_path / "data", security="SSL")
+    stored.create_topic("kept")
+    note("fresh", port=mockbroker.port, factory_port=stored.port, data_dir=str(tmp_path / "data"),
+         ca_file=str(stored.tls.ca_file), kept=os.path.isdir(tmp_path / "data" / "kept-0"))
+'''
+
+
+def test_xdist_workers_each_get_their_own_brokers(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pytest -p xdist -n 2`: every worker has its own session broker, ports, data dirs and CA files."""
+    import json
+    import os
+    from pathlib import Path
+
+    pytest.importorskip("xdist")
+    repo = Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
+    probe = pytester.mkdir("probe")
+    monkeypatch.setenv("PROBE_DIR", str(probe))
+    pytester.makepyfile(test_suite=XDIST_SUITE)
+    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2", "-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(passed=12)
+
+    notes = [json.loads(line) for f in sorted(probe.iterdir()) for line in f.read_text().splitlines()]
+    assert len(notes) == 12
+    workers = {n["worker"] for n in notes}
+    assert workers == {"gw0", "gw1"}, workers  # both workers ran tests (xdist deals items to every worker)
+    session_ports = {w: {n["port"] for n in notes if n["kind"] == "session" and n["worker"] == w} for w in workers}
+    # each worker one session broker, the two on different ports (both live for their whole worker session)
+    assert all(len(ports) == 1 for ports in session_ports.values()), session_ports
+    assert session_ports["gw0"] != session_ports["gw1"]
+    for n in notes:
+        if n["kind"] == "session":  # the worker's own records only, in a topic of the same name on both
+            assert n["values"] == [n["worker"]], n
+    fresh = [n for n in notes if n["kind"] == "fresh"]
+    assert len({n["data_dir"] for n in fresh}) == len(fresh) and all(n["kept"] for n in fresh)
+    assert len({n["ca_file"] for n in fresh}) == len(fresh)
+    for n in fresh:  # tmp_path lives under the worker's own base directory
+        assert any(n["worker"] in part for part in Path(n["data_dir"]).parts), n["data_dir"]
