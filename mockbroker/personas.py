@@ -17,8 +17,9 @@ The behaviours clients notice that follow from a release:
   share.version was finalized at 1, so ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch,
   ShareAcknowledge and DescribeShareGroupOffsets are not advertised (`share_groups`), nor the share.version
   feature.
-Releases 4.0 and 4.2 are not offered: there is no data for them (4.1's comes from its kafka-clients jar,
-tools/data/).
+Releases: 2.8 and 3.0 to 4.3 (4.1's ranges come from its kafka-clients jar; 4.0's and 4.2's from franz-go's
+broker version table, checked against Kafka's own schemas: tools/data/README.md). 4.0 is the first release
+with KIP-848 and transaction version 2 on by default, 4.2 the first with share groups.
 """
 
 from __future__ import annotations

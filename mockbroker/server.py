@@ -122,7 +122,7 @@ class MockBroker:
             request is checked against the ACLs (add_acl, CreateAcls); super_users=["User:admin"] (or
             config["super.users"]) may do everything, and turns it on too.
         defaults: "test" (the default): `config` over mockbroker/settings.py TEST_DEFAULTS; "kafka": over Kafka's.
-        kafka_version: play that Kafka release ("2.8", "3.0" ... "3.9", "4.1", "4.3"): its API versions and behaviours
+        kafka_version: play that Kafka release ("2.8", "3.0" ... "4.3"): its API versions and behaviours
             (mockbroker/personas.py); None (the default): every version mockbroker serves.
         max_versions: {api_key: version}, the newest version served of each (ApiVersions and requests).
         schema_registry: True (a free port) or a port: a Schema Registry beside it (broker.schema_registry_url).

@@ -5,11 +5,12 @@ Usage:
     python tools/gen_personas.py [--shared ../shared/kafka-protocol] [--out mockbroker/protocol/release_versions.py]
 
 Reads api-versions-by-release.csv (per release, every request schema's version range, its listeners and whether
-its newest version is unstable) and, for releases it lacks, tools/data/api-versions-*.csv (the same rows, made by
-tools/release_rows.py from a release's kafka-clients jar: 4.1.0's), and keeps, per release, what that release's broker advertises in ApiVersions
-(the CSV's README): the APIs whose listeners include `broker` (or `zkBroker` before 4.0), each up to its newest
-version not marked unstable. Releases are named "major.minor" ("2.8", ..., "4.3"); only the releases the CSV
-hold are written (no data for 4.0 and 4.2, so those personas are not served).
+its newest version is unstable) and, for releases it lacks, tools/data/api-versions-*.csv (the same columns: 4.1.0's
+made by tools/release_rows.py from its kafka-clients jar; 4.0.0's and 4.2.0's, which hold only the ranges their
+broker advertises, by tools/kversion_rows.py; tools/data/README.md says where each came from), and keeps, per
+release, what that release's broker advertises in ApiVersions (the CSV's README): the APIs whose listeners
+include `broker` (or `zkBroker` before 4.0), each up to its newest version not marked unstable. Releases are
+named "major.minor" ("2.8", ..., "4.3"): 2.8 and 3.0 to 4.3.
 """
 
 from __future__ import annotations

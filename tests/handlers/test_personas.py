@@ -59,11 +59,18 @@ def test_kip_848_apis_appear_only_from_4_0() -> None:
     assert make_persona("4.1", None).transaction_version is None  # TV2 by default from 4.0
 
 
+def test_4_0_and_4_2_are_personas_with_their_flags() -> None:
+    p40, p41, p42 = (make_persona(v, None) for v in ("4.0", "4.1", "4.2"))
+    assert p40.kip848 and p40.transaction_version is None and p40.leader_hints  # KIP-848 GA, TV2 on
+    assert not make_persona("3.9", None).kip848
+    assert not p40.share_groups and not p41.share_groups and p42.share_groups  # share groups GA in 4.2
+
+
 def test_patch_releases_name_their_minor() -> None:
     assert make_persona("3.7.1", None).kafka_version == "3.7"
 
 
-@pytest.mark.parametrize("bad", ["4.2", "4.0", "2.7", "five", "3.7.1.2", ""])
+@pytest.mark.parametrize("bad", ["4.4", "5.0", "2.7", "five", "3.7.1.2", ""])
 def test_a_release_without_data_is_refused(bad: str) -> None:
     with pytest.raises(ValueError, match="kafka_version must be one of"):
         make_settings(kafka_version=bad)
@@ -99,6 +106,29 @@ def test_2_8_apiversions_differs_from_4_3(mockbroker: MockBroker, mockbroker_fac
     assert old[PRODUCE] == (0, 9) and new[PRODUCE] == (3, 13)
     assert 68 not in old and 68 in new
     assert old == {k: (lo, hi) for k, lo, hi in supported_versions(make_persona("2.8", None))}
+
+
+@pytest.mark.parametrize("kafka_version", ["4.0", "4.2"])
+def test_4_0_and_4_2_on_the_wire(mockbroker_factory: object, kafka_version: str) -> None:
+    """4.0: KIP-848 and TV2 (Produce v12, EndTxn v5) without 4.1's Produce v13 and share APIs; 4.2: the share
+    APIs and share.version, ListOffsets v11, without 4.3's DescribeLogDirs v5."""
+    broker = mockbroker_factory(kafka_version=kafka_version)  # type: ignore[operator]
+    with RawClient(broker.host, broker.port) as c:
+        resp = c.request(API_VERSIONS, 4, V3)
+        keys = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
+        features = [(f.name, f.max_version_level) for f in resp.finalized_features]
+        telemetry = {71, 72}  # hidden while no client-metrics subscription turns telemetry on
+        assert keys == {k: (lo, hi) for k, lo, hi in supported_versions(make_persona(kafka_version, None))
+                        if k not in telemetry}
+        assert keys[68] == (0, 1) and ("transaction.version", 2) in features
+        if kafka_version == "4.0":
+            assert keys[PRODUCE] == (3, 12) and keys[26] == (0, 5) and keys[11] == (2, 9)
+            assert not {76, 77, 78, 79, 90} & set(keys) and "share.version" not in dict(features)
+            c.send(PRODUCE, 13, {"acks": 1, "timeout_ms": 1000, "topic_data": []})  # 4.1's version
+            assert c.is_closed_by_peer()
+        else:
+            assert keys[PRODUCE] == (3, 13) and keys[2] == (1, 11) and keys[35] == (1, 4)
+            assert (keys[76], keys[78], keys[90]) == ((1, 1), (1, 2), (0, 1)) and ("share.version", 1) in features
 
 
 @pytest.mark.mockbroker(kafka_version="2.8")
@@ -174,9 +204,9 @@ def test_a_bad_kafka_version_is_one_line_naming_it(capsys: pytest.CaptureFixture
     from mockbroker.envconfig import ConfigError, build_settings
 
     with pytest.raises(SystemExit) as exc:
-        build_parser().parse_args(["--kafka-version", "4.2"])
+        build_parser().parse_args(["--kafka-version", "4.4"])
     assert exc.value.code == 2
-    assert "'4.2': the Kafka version must be one of 2.8, 3.0" in capsys.readouterr().err
+    assert "'4.4': the Kafka version must be one of 2.8, 3.0" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="MOCKBROKER_KAFKA_VERSION"):
         build_settings({"MOCKBROKER_KAFKA_VERSION": "1.0"})
 

@@ -1,5 +1,6 @@
 """Real clients against the oldest and newest Kafka version personas (mockbroker/personas.py): they adapt to
-the release's ApiVersions (the requests they send show it) and see its behaviour (no KIP-848 before 4.0)."""
+the release's ApiVersions (the requests they send show it) and see its behaviour (no KIP-848 before 4.0, no
+share groups before 4.2)."""
 
 from __future__ import annotations
 
@@ -132,3 +133,54 @@ def test_java_transaction_uses_the_releases_transaction_version(mockbroker_facto
     else:
         assert broker.received(ADD_PARTITIONS_TO_TXN) == [] and versions_sent(broker, END_TXN) == {5}
         assert max(versions_sent(broker, PRODUCE)) == 13
+
+
+# -- 4.0 and 4.2: KIP-848 GA from 4.0, share groups from 4.2 --------------------------------------------
+
+
+SHARE_GROUP_HEARTBEAT, SHARE_FETCH = 76, 78
+
+
+@pytest.mark.parametrize("kafka_version", ["4.0", "4.2"])
+def test_confluent_on_4_0_and_4_2_kip_848_on_both_share_groups_on_4_2(mockbroker_factory: object,
+                                                                      kafka_version: str) -> None:
+    """confluent-kafka's KIP-848 consumer works on both (4.0 is where it is on by default) and keeps to the
+    release's versions; its ShareConsumer consumes on 4.2, while on 4.0 (share groups early access, off) it
+    finds no ShareGroupHeartbeat advertised, never sends one and keeps looking for a coordinator."""
+    from confluent_kafka import ShareConsumer
+
+    broker: MockBroker = mockbroker_factory(kafka_version=kafka_version,  # type: ignore[operator]
+                                            config={"share.auto.offset.reset": "earliest"})
+    broker.create_topic("t", partitions=2)
+    produce_ten(broker)
+    assert sorted(consume(broker, "consumer", 10)) == sorted(f"v{i}".encode() for i in range(10))
+    assert broker.received(CONSUMER_GROUP_HEARTBEAT)
+    persona = make_persona(kafka_version, None)
+    for r in broker.received():
+        served = persona.narrow(r.api_key, 0, 99)
+        assert served is not None and served[0] <= r.api_version <= served[1], (r.api_key, r.api_version)
+    if kafka_version == "4.0":
+        assert max(versions_sent(broker, PRODUCE)) <= 12  # 4.1's Produce v13 is not advertised
+    sc = ShareConsumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "sg"})
+    try:
+        sc.subscribe(["t"])
+        got: list[bytes] = []
+        deadline = time.monotonic() + TIMEOUT
+        coordinator_asks = len(broker.received(FIND_COORDINATOR))
+        while time.monotonic() < deadline:
+            if kafka_version == "4.2" and len(got) >= 10:
+                break
+            if kafka_version == "4.0" and len(broker.received(FIND_COORDINATOR)) >= coordinator_asks + 3:
+                break
+            for m in sc.poll(0.2) or []:
+                assert m.error() is None, m.error()
+                got.append(m.value())
+        if kafka_version == "4.2":
+            assert sorted(got) == sorted(f"v{i}".encode() for i in range(10))
+            assert broker.received(SHARE_GROUP_HEARTBEAT) and broker.received(SHARE_FETCH)
+        else:
+            assert got == [] and len(broker.received(FIND_COORDINATOR)) >= coordinator_asks + 3
+            assert broker.received(SHARE_GROUP_HEARTBEAT) == [] and broker.received(SHARE_FETCH) == []
+            assert "sg" not in broker.share_groups()
+    finally:
+        sc.close()
