@@ -4,8 +4,9 @@
 
 Runs the broker's command line in this process (runpy) after adding a gc.callbacks entry that times every
 collection (CPU time of the collecting thread: a busy machine's preemption left out) with its generation. On
-SIGUSR1 it writes the longest collection since the last SIGUSR1 to OUTFILE as JSON ({"max_ms", "generation", "collections"}) and starts over. The command line's own
-behaviour (its freezing, mockbroker/gc_tuning.py) is unchanged: this only watches.
+SIGUSR1 it writes the longest collection since the last SIGUSR1 to OUTFILE as JSON ({"max_ms", "generation",
+"collections"}) and starts over. The command line's own behaviour (its freezing, mockbroker/gc_tuning.py) is
+unchanged: this only watches.
 """
 
 from __future__ import annotations
