@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -58,7 +60,6 @@ from bench_broker import (  # noqa: E402
     _child,
     consume_all,
     fmt,
-    mb_process,
     pct,
     print_table,
     produce_all,
@@ -126,8 +127,35 @@ def tansu_process() -> Iterator[Target]:
         stop_process(proc)
 
 
+GC_RECORD = os.path.join(tempfile.gettempdir(), f"bench-peers-gc-{os.getpid()}.json")
+
+
+@contextlib.contextmanager
+def mb_probed() -> Iterator[Target]:
+    """`python -m mockbroker --port 0` under benchmarks/gc_probe.py: SIGUSR1 writes its longest collection."""
+    cmd = [sys.executable, os.path.join(HERE, "gc_probe.py"), GC_RECORD, "--port", "0"]
+    with _child(cmd, "mockbroker listening on") as (proc, addr):
+        yield Target("mockbroker", addr, proc.pid)
+
+
+def longest_collection(target: Target) -> dict[str, float] | None:
+    """The broker's longest garbage collection since the last call (mockbroker under gc_probe.py only)."""
+    if target.name != "mockbroker" or target.pid is None:
+        return None
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(GC_RECORD)
+    os.kill(target.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            with open(GC_RECORD) as f:
+                return dict(json.load(f))
+        time.sleep(0.01)
+    return None
+
+
 BROKERS: dict[str, Callable[[], contextlib.AbstractContextManager[Target]]] = {
-    "mockbroker": mb_process,
+    "mockbroker": mb_probed,
     "rdk mock": rdk_process,
     "tansu": tansu_process,
 }
@@ -189,7 +217,8 @@ class Plan:
                      ("consume 10240 8p", "consume 10 KiB, 8 partitions, MB/s", 10 * KiB)]
         if "latency" in self.only:
             rows += [("latency p50", "produce latency p50, ms (acks=all, one at a time)", 0),
-                     ("latency p99", "produce latency p99, ms", 0)]
+                     ("latency p99", "produce latency p99, ms", 0),
+                     ("latency max", "produce latency max, ms", 0)]
         return rows
 
 
@@ -211,8 +240,12 @@ def one_round(target: Target, plan: Plan) -> dict[str, float]:
 
     if "latency" in plan.only:  # first, on a fresh broker
         try:
+            longest_collection(target)  # starts its record over
             lat = produce_latency(target.bootstrap, f"lat-{tag}", plan.latency_count, acks="all")
-            out["latency p50"], out["latency p99"] = pct(lat, 50), pct(lat, 99)
+            out["latency p50"], out["latency p99"], out["latency max"] = pct(lat, 50), pct(lat, 99), max(lat)
+            collection = longest_collection(target)
+            if collection is not None:  # the longest pause's cause, when it is a collection
+                out["longest gc"], out["longest gc generation"] = collection["max_ms"], collection["generation"]
         except Exception as exc:  # noqa: BLE001
             print(f"  ! {target.name}: latency: {exc}", file=sys.stderr)
     keeps_all = not target.name.startswith("rdk")
@@ -292,6 +325,13 @@ def main(argv: list[str] | None = None) -> int:
           f"; latency over {plan.latency_count:,} records")
     print_table(header, rows)
     print("rdk mock keeps only the last 5 MiB of a partition: no consume figures.")
+    if "latency" in only and any("longest gc" in res for res in results["mockbroker"]):
+        gcs = [res for res in results["mockbroker"] if "longest gc" in res]
+        worst = max(gcs, key=lambda res: res["latency max"])
+        print(f"mockbroker's longest latency {worst['latency max']:.2f} ms; its longest garbage collection in that "
+              f"round {worst['longest gc']:.2f} ms of CPU (generation {int(worst['longest gc generation'])}): "
+              + ("a collection can explain it" if worst["longest gc"] >= 0.5 * worst["latency max"] else
+                 "not a collection (the machine, the client or the loop)"))
     if others:
         print(f"other processes used {statistics.median(others):.2f} cores (median over brokers and rounds) of "
               f"{os.cpu_count()} while this ran.")

@@ -228,6 +228,7 @@ async def serve(settings: BrokerSettings) -> int:
     its addresses, and serve until SIGINT/SIGTERM."""
     from mockbroker.errors import KafkaError
     from mockbroker.extras import MissingExtraError
+    from mockbroker.gc_tuning import FreezeSurvivors, freeze_now
     from mockbroker.server import MockBroker
     from mockbroker.storage import DataDirError
 
@@ -268,6 +269,8 @@ async def serve(settings: BrokerSettings) -> int:
             loop.add_signal_handler(sig, stop.set)
         except (NotImplementedError, RuntimeError):
             pass
+    freeze_now()  # this process is the broker's: its modules and a data dir's logs out of collections,
+    freezer = FreezeSurvivors(loop).install()  # and what survives later (mockbroker/gc_tuning.py)
     print(listening_line(broker), flush=True)
     if broker.schema_registry is not None:
         broker.schema_registry.api.auth = settings.http_auth  # --http-auth none opens the registry too
@@ -277,6 +280,7 @@ async def serve(settings: BrokerSettings) -> int:
     if control is not None:
         print(f"mockbroker control endpoint on {control.url}", flush=True)
     await stop.wait()
+    freezer.uninstall()
     if control is not None:
         await control.stop()
     await broker.stop()
