@@ -120,32 +120,40 @@ class RemoteBroker(RemoteWaits):
         return leader
 
     # -- the log ---------------------------------------------------------------------------------
-    def _fetch(self, topic: str, partition: int, leader: int, offset: int, isolation: int) -> Msg:
+    def _fetch(self, topic: str, partition: int, leader: int, offset: int, isolation: int) -> Msg | None:
+        """One partition's Fetch answer from `offset` (called below the high watermark, so data is there
+        and min_bytes 1 does not wait); None when the answer leaves the partition out."""
         answer = self._client.node(leader).request(ApiKey.FETCH, {
-            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": FETCH_BYTES,
+            "replica_id": -1, "max_wait_ms": 500, "min_bytes": 1, "max_bytes": FETCH_BYTES,
             "isolation_level": isolation, "session_id": 0, "session_epoch": -1,
             "topics": [{"topic": topic, "partitions": [{"partition": partition, "fetch_offset": offset,
                                                         "partition_max_bytes": FETCH_BYTES}]}],
             "forgotten_topics_data": [], "rack_id": ""}, newest=12, oldest=4)
         check(answer.error_code, f"Fetch({topic}-{partition})")
-        data = answer.responses[0].partitions[0]
-        check(data.error_code, f"Fetch({topic}-{partition}) at offset {offset}")
-        return data
+        found = [p for t in answer.responses for p in t.partitions if p.partition_index == partition]
+        if not found:
+            return None
+        check(found[0].error_code, f"Fetch({topic}-{partition}) at offset {offset}")
+        return found[0]
 
     def _log(self, topic: str, partition: int, leader: int) -> tuple[int, list[BatchInfo]]:
         """(log start offset, every batch from it to the high watermark) of one partition, fetched."""
         start = self._list_offset(topic, partition, leader, EARLIEST, READ_UNCOMMITTED)
+        end = self._list_offset(topic, partition, leader, LATEST, READ_UNCOMMITTED)
         out: list[BatchInfo] = []
         offset = start
-        while True:
+        while offset < end:
             data = self._fetch(topic, partition, leader, offset, READ_UNCOMMITTED)
+            if data is None:
+                break
             got = [view_batch_info(b) for b in iter_batches(data.records or b"", allow_partial=True)]
             got = [b for b in got if b.last_offset >= offset]
+            if not got:
+                break
             out += got
-            if got:
-                offset = got[-1].last_offset + 1
-            if not got or offset >= data.high_watermark:
-                return start, out
+            offset = got[-1].last_offset + 1
+            end = max(end, data.high_watermark)
+        return start, out
 
     def batches(self, topic: str, partition: int = 0) -> list[BatchInfo]:
         """What each batch of a partition holds, with its raw bytes, as a READ_UNCOMMITTED Fetch returns them."""

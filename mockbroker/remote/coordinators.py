@@ -16,8 +16,11 @@ from mockbroker.state.txn.metadata import TransactionInfo
 def committed(client: ClusterClient, group: str) -> dict[tuple[str, int], int]:
     """{(topic, partition): offset} of every partition the group committed (OffsetFetch, all topics)."""
     conn = client.coordinator(group, COORDINATOR_GROUP)
-    answer = conn.request(ApiKey.OFFSET_FETCH, {"group_id": group, "topics": None, "require_stable": False},
-                          newest=7, oldest=2)
+    version = conn.version_for(ApiKey.OFFSET_FETCH, 8, 2)  # v8: the groups form (v9+ adds member epochs)
+    answer = conn.send(ApiKey.OFFSET_FETCH, version, {
+        "group_id": group, "topics": None, "groups": [{"group_id": group, "topics": None}], "require_stable": False})
+    if version >= 8:
+        answer = answer.groups[0]
     check(answer.error_code, f"OffsetFetch({group!r})")
     out = {}
     for topic in answer.topics:
