@@ -13,6 +13,7 @@ docs/remote-target.md has the table of calls.
 """
 
 from mockbroker.remote.broker import RemoteBroker, RemoteTopic
+from mockbroker.remote.client import UnsupportedOnTarget
 from mockbroker.remote.refused import EMBEDDED_ONLY, NotOnRemoteTarget
 
-__all__ = ["EMBEDDED_ONLY", "NotOnRemoteTarget", "RemoteBroker", "RemoteTopic"]
+__all__ = ["EMBEDDED_ONLY", "NotOnRemoteTarget", "RemoteBroker", "RemoteTopic", "UnsupportedOnTarget"]
