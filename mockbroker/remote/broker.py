@@ -85,12 +85,15 @@ class RemoteBroker(RemoteWaits):
         check(made.error_code, made.get("error_message") or f"CreateTopics({name!r})")
         deadline = time.monotonic() + self._timeout  # Kafka spreads new metadata to the brokers a moment later
         while True:
-            found = self._client.metadata([name]).topics[0]
-            if found.error_code == ErrorCode.NONE and found.partitions and all(
-                    p.leader_id >= 0 for p in found.partitions):
-                return RemoteTopic(name, str(found.topic_id), len(found.partitions))
+            answers = [self._client.node(n).request(ApiKey.METADATA, {
+                "topics": [{"name": name}], "allow_auto_topic_creation": False}, newest=12, oldest=1).topics[0]
+                for n in sorted(self._client.nodes)]
+            if all(found.error_code == ErrorCode.NONE and found.partitions and all(
+                    p.leader_id >= 0 for p in found.partitions) for found in answers):
+                return RemoteTopic(name, str(answers[0].topic_id), len(answers[0].partitions))
             if time.monotonic() > deadline:
-                raise TimeoutError(f"topic {name!r} was created but has no leaders after {self._timeout} s")
+                raise TimeoutError(f"topic {name!r} was created but not every node knows its leaders "
+                                   f"after {self._timeout} s")
             time.sleep(0.05)
 
     def delete_topic(self, name: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 from typing import Any
 
 from mockbroker.errors import ErrorCode, KafkaError
@@ -23,6 +24,7 @@ from mockbroker.protocol.primitives import Writer
 DEFAULT_TIMEOUT_S = 30.0
 COORDINATOR_GROUP = 0
 COORDINATOR_TRANSACTION = 1
+RETRY_S = 0.1
 
 
 class UnsupportedOnTarget(RuntimeError):
@@ -153,12 +155,18 @@ class ClusterClient:
         return answer
 
     def coordinator(self, key: str, key_type: int) -> Connection:
-        """The connection to the coordinator of a group (key_type 0) or a transactional id (1)."""
+        """The connection to the coordinator of a group (key_type 0) or a transactional id (1); asked again
+        while the cluster answers COORDINATOR_NOT_AVAILABLE (its internal topic being made), up to the timeout."""
         conn = self.any()
         version = conn.version_for(ApiKey.FIND_COORDINATOR, 4, 1)
-        answer = conn.send(ApiKey.FIND_COORDINATOR, version,
-                           {"key": key, "key_type": key_type, "coordinator_keys": [key]})
-        found = answer.coordinators[0] if version >= 4 else answer
+        deadline = time.monotonic() + self.timeout
+        while True:
+            answer = conn.send(ApiKey.FIND_COORDINATOR, version,
+                               {"key": key, "key_type": key_type, "coordinator_keys": [key]})
+            found = answer.coordinators[0] if version >= 4 else answer
+            if found.error_code != ErrorCode.COORDINATOR_NOT_AVAILABLE or time.monotonic() > deadline:
+                break
+            time.sleep(RETRY_S)
         check(found.error_code, f"FindCoordinator({key!r})")
         self.nodes[found.node_id] = (found.host, found.port)
         return self.node(found.node_id)

@@ -155,3 +155,26 @@ def test_a_wait_that_never_holds_says_what_the_cluster_held(remote: RemoteBroker
     remote.create_topic(topic)
     with pytest.raises(WaitTimeout, match="0 records"):
         remote.wait_for_records(topic, 1, timeout=0.3)
+
+
+def test_a_kip848_group_is_the_embedded_summary_exactly(cluster: MockBroker, remote: RemoteBroker) -> None:
+    topic, group = unique("848-topic"), unique("848")
+    remote.create_topic(topic, 3)
+    produce(remote.bootstrap_servers, topic, 6, spread=3)
+    consumer = ck.Consumer({"bootstrap.servers": remote.bootstrap_servers, "group.id": group,
+                            "group.protocol": "consumer", "auto.offset.reset": "earliest", **QUIET})
+    try:
+        consumer.subscribe([topic])
+        got, deadline = 0, time.monotonic() + 60
+        while got < 6 and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            got += msg is not None and not msg.error()
+        assert got == 6
+        remote.wait_for_group(group, "Stable", members=1, timeout=30)
+        # ConsumerGroupDescribe carries the group epoch, the assignor and each member's epoch and assignment
+        [mine] = [g for g in remote.groups() if g.group_id == group]
+        [theirs] = [g for g in cluster.groups() if g.group_id == group]
+        assert mine == theirs
+        assert mine.group_type == "consumer" and mine.members[0].assignment == {topic: [0, 1, 2]}
+    finally:
+        consumer.close()
