@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
 import time
 from typing import Any
 
@@ -41,6 +42,7 @@ class Connection:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.client_id = client_id
         self.correlation_id = 0
+        self._lock = threading.Lock()  # one request at a time (an async wait polls from a worker thread)
         answer = self.send(ApiKey.API_VERSIONS, 3, {"client_software_name": "mockbroker-remote",
                                                     "client_software_version": "1"})
         if answer.error_code != ErrorCode.NONE:
@@ -64,6 +66,10 @@ class Connection:
         return self.send(api_key, self.version_for(api_key, newest, oldest), body)
 
     def send(self, api_key: int, version: int, body: dict[str, Any]) -> Msg:
+        with self._lock:
+            return self._send(api_key, version, body)
+
+    def _send(self, api_key: int, version: int, body: dict[str, Any]) -> Msg:
         self.correlation_id += 1
         w = Writer()
         hdr.encode_request_header(hdr.RequestHeader(api_key, version, self.correlation_id, self.client_id), w)

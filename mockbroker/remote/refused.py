@@ -56,8 +56,6 @@ EMBEDDED_ONLY: dict[str, str] = {
     "set_quota": _NOT_YET, "quotas": _NOT_YET, "share_groups": _NOT_YET,
     "client_metrics": "pushed client telemetry is kept by the embedded broker only",
     "subscribe_client_metrics": _NOT_YET,
-    "wait_for_records_async": _NOT_YET, "wait_for_group_async": _NOT_YET,
-    "wait_for_committed_async": _NOT_YET, "wait_for_transaction_async": _NOT_YET,
 }
 
 

@@ -1,10 +1,13 @@
 """The sync waits of the remote target (wait_for_records, wait_for_group, wait_for_committed,
-wait_for_transaction): the same conditions as mockbroker/waits.py, checked by asking the cluster again
-every 50 ms until they hold or the timeout (wall-clock seconds) runs out, then WaitTimeout naming what
-the cluster held instead. A real cluster sends no change signal, so polling is the only way."""
+wait_for_transaction) and their `_async` forms: the same conditions as mockbroker/waits.py, checked by
+asking the cluster again every 50 ms until they hold or the timeout (wall-clock seconds) runs out, then
+WaitTimeout naming what the cluster held instead. A real cluster sends no change signal, so polling is the
+only way. The `_async` forms run the sync wait in a worker thread (asyncio.to_thread); the connections
+take one request at a time (client.py's lock), so other calls of the test may run meanwhile."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -100,3 +103,23 @@ class RemoteWaits:
                 return None
             return f"state {txn.state} (producer id {txn.producer_id}, epoch {txn.producer_epoch})"
         self._poll(f"wait_for_transaction({transactional_id!r}, {state!r})", check, timeout)
+
+    async def wait_for_records_async(self, topic: str, count: int, timeout: float = DEFAULT_TIMEOUT_S,
+                                     partition: int | None = None) -> None:
+        """wait_for_records, awaited (in a worker thread)."""
+        await asyncio.to_thread(self.wait_for_records, topic, count, timeout, partition)
+
+    async def wait_for_group_async(self, group: str, state: str | None = None, members: int | None = None,
+                                   timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        """wait_for_group, awaited (in a worker thread)."""
+        await asyncio.to_thread(self.wait_for_group, group, state, members, timeout)
+
+    async def wait_for_committed_async(self, group: str, offsets: dict[TopicPartition, int] | None = None, *,
+                                       topic: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        """wait_for_committed, awaited (in a worker thread)."""
+        await asyncio.to_thread(lambda: self.wait_for_committed(group, offsets, topic=topic, timeout=timeout))
+
+    async def wait_for_transaction_async(self, transactional_id: str, state: str = "CompleteCommit",
+                                         timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        """wait_for_transaction, awaited (in a worker thread)."""
+        await asyncio.to_thread(self.wait_for_transaction, transactional_id, state, timeout)

@@ -4,6 +4,7 @@ answer for the same state, after confluent-kafka produced, consumed, committed a
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Iterator
@@ -178,3 +179,14 @@ def test_a_kip848_group_is_the_embedded_summary_exactly(cluster: MockBroker, rem
         assert mine.group_type == "consumer" and mine.members[0].assignment == {topic: [0, 1, 2]}
     finally:
         consumer.close()
+
+
+async def test_the_async_waits_poll_the_cluster_while_the_test_loop_runs(remote: RemoteBroker) -> None:
+    topic = unique("async")
+    remote.create_topic(topic)
+    waiting = asyncio.ensure_future(remote.wait_for_records_async(topic, 3, timeout=30))
+    await asyncio.to_thread(produce, remote.bootstrap_servers, topic, 3)
+    await waiting
+    assert [r.value for r in remote.records(topic)] == [b"v0", b"v1", b"v2"]
+    with pytest.raises(WaitTimeout, match="no such group"):
+        await remote.wait_for_group_async(unique("absent"), timeout=0.3)
