@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mockbroker.protocol.records.batch import Codec, ControlType, Record
+from mockbroker.protocol.records.batch import Codec, ControlType, Record, RecordBatch
 from mockbroker.state.log.segments import describe_segments
 from mockbroker.state.log.stored_batch import StoredBatch
 
@@ -54,6 +54,11 @@ class BatchInfo:
 
 
 def record_info(topic: str, partition: int, batch: StoredBatch, rec: Record) -> RecordInfo:
+    return view_record_info(topic, partition, batch.view(), rec)
+
+
+def view_record_info(topic: str, partition: int, batch: RecordBatch, rec: Record) -> RecordInfo:
+    """A record of a batch read from any buffer (a stored batch, or a Fetch answer's: mockbroker/remote)."""
     seq = -1
     if batch.base_sequence >= 0:
         seq = (batch.base_sequence + (rec.offset - batch.base_offset)) % (2**31)
@@ -65,7 +70,7 @@ def record_info(topic: str, partition: int, batch: StoredBatch, rec: Record) -> 
         key=rec.key,
         value=rec.value,
         headers=list(rec.headers),
-        timestamp_type=batch.view().timestamp_type,
+        timestamp_type=batch.timestamp_type,
         producer_id=batch.producer_id,
         producer_epoch=batch.producer_epoch,
         sequence=seq,
@@ -74,7 +79,11 @@ def record_info(topic: str, partition: int, batch: StoredBatch, rec: Record) -> 
 
 
 def batch_info(b: StoredBatch) -> BatchInfo:
-    v = b.view()
+    return view_batch_info(b.view())
+
+
+def view_batch_info(v: RecordBatch) -> BatchInfo:
+    """What a batch read from any buffer holds (a stored batch, or a Fetch answer's: mockbroker/remote)."""
     control_type = None
     if v.is_control and v.record_count > 0:  # an emptied marker (log cleaner) has no type left
         try:
@@ -98,8 +107,8 @@ def batch_info(b: StoredBatch) -> BatchInfo:
         max_timestamp=v.max_timestamp,
         timestamp_type=v.timestamp_type,
         partition_leader_epoch=v.partition_leader_epoch,
-        size=b.size,
-        raw=bytes(b.data),
+        size=v.size,
+        raw=bytes(v.buffer),
         delete_horizon_ms=v.delete_horizon_ms,
     )
 

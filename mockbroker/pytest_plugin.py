@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from mockbroker.remote import RemoteBroker, pytest_support
 from mockbroker.server import MockBroker
 from mockbroker.snapshots import Snapshot
 from mockbroker.state.seeding import new_seed
@@ -41,10 +42,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.getgroup("mockbroker").addoption(
         "--mockbroker-seed", type=int, default=None, metavar="N",
         help="the seed of the brokers the mockbroker fixtures make (default: a fresh one, in the header)")
+    pytest_support.add_option(parser)  # --kafka-bootstrap: the remote target (mockbroker/remote)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mockbroker(**kwargs): arguments for the mockbroker fixture's MockBroker")
+    pytest_support.configure(config)
     seed = config.getoption("mockbroker_seed", None)
     worker_input = getattr(config, "workerinput", {})  # a pytest-xdist worker: the controller's seed
     seed = worker_input.get("mockbroker_seed", seed)
@@ -86,11 +89,21 @@ def mockbroker_factory(request: pytest.FixtureRequest) -> Iterator[Callable[...,
         yield start
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    pytest_support.skip_if_embedded_only(item)  # @pytest.mark.embedded_only on a remote run
+
+
 @pytest.fixture
-def mockbroker(request: pytest.FixtureRequest, mockbroker_factory: Callable[..., MockBroker]) -> MockBroker:
+def mockbroker(request: pytest.FixtureRequest, mockbroker_factory: Callable[..., MockBroker]) -> Iterator[MockBroker]:
+    """A fresh broker; on a remote run (--kafka-bootstrap) a RemoteBroker on that cluster (mockbroker/remote)."""
+    remote = pytest_support.remote_bootstrap(request.config)
+    if remote is not None:
+        with RemoteBroker(remote) as target:
+            yield target  # type: ignore[misc]  # the same test API; embedded-only calls raise NotOnRemoteTarget
+        return
     marker = request.node.get_closest_marker("mockbroker")
     kwargs = dict(marker.kwargs) if marker else {}
-    return mockbroker_factory(**kwargs)
+    yield mockbroker_factory(**kwargs)
 
 
 @pytest.fixture(scope="session")

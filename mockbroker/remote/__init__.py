@@ -1,0 +1,19 @@
+"""The remote target: MockBroker's test API answered by any Kafka-compatible cluster over Kafka's protocol.
+
+    from mockbroker.remote import RemoteBroker
+    with RemoteBroker("kafka1:9092,kafka2:9092") as cluster:
+        cluster.create_topic("orders", 3)
+        ...  # the code under test produces
+        assert [r.value for r in cluster.records("orders")] == [...]
+
+`client.py` (a blocking client on mockbroker/protocol), `broker.py` (RemoteBroker: topics, records, batches,
+offsets, producers), `coordinators.py` (groups, committed offsets, transactions), `waits.py` (wait_for_*
+by polling), `refused.py` (NotOnRemoteTarget and the calls only the embedded broker can answer).
+docs/remote-target.md has the table of calls.
+"""
+
+from mockbroker.remote.broker import RemoteBroker, RemoteTopic
+from mockbroker.remote.client import UnsupportedOnTarget
+from mockbroker.remote.refused import EMBEDDED_ONLY, NotOnRemoteTarget
+
+__all__ = ["EMBEDDED_ONLY", "NotOnRemoteTarget", "RemoteBroker", "RemoteTopic", "UnsupportedOnTarget"]
