@@ -279,3 +279,32 @@ def test_java_admin_lists_and_describes_share_groups_and_their_offsets(mockbroke
                                                    "leader_epoch": 0, "lag": 3 - state[f"{TOPIC}-{p}"]["start_offset"]}
                                   for p in (0, 1)}
     assert offsets["offsets"][f"{TOPIC}-0"]["start_offset"] == 3
+
+
+def test_librdkafka_admin_sets_the_group_auto_offset_reset_and_the_share_consumer_reads_from_the_start(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+    broker = mockbroker_factory()  # no broker-wide share.auto.offset.reset: latest
+    broker.create_topic(TOPIC, 1)
+    produce(broker, 3, 1)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    resource = ConfigResource(ResourceType.GROUP, "sg-configured", incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
+    [described] = admin.describe_configs([ConfigResource(ResourceType.GROUP, "sg-configured")]).values()
+    entry = described.result(30)["share.auto.offset.reset"]
+    assert (entry.value, entry.source) == ("earliest", 8)  # GROUP_CONFIG
+    members = {"a": share_consumer(broker, "sg-configured")}
+    deliveries: list[Delivery] = []
+    try:
+        wait_for(lambda: len(deliveries) >= 3, lambda: poll_all(members, deliveries))
+    finally:
+        close_all(members)
+    assert sorted(o for _, _, o, _ in deliveries) == [0, 1, 2]

@@ -14,9 +14,12 @@ ShareAcknowledge (KIP-932). One object for the cluster, as the group coordinator
 Settings: group.share.record.lock.duration.ms (30000), group.share.delivery.count.limit (5),
 group.share.partition.max.record.locks (2000), group.share.session.timeout.ms (45000),
 group.share.heartbeat.interval.ms (5000), as Kafka's broker settings and defaults, read from the broker's
-settings (`MockBroker(config={...})`); share.auto.offset.reset (latest) is a group config in Kafka, here read
-the same way (a broker-wide default for every share group). `overrides` (a test's, or the constructor's
-`settings`) win over both.
+settings (`MockBroker(config={...})`); share.auto.offset.reset (latest) is a group config in Kafka, here also
+read as a broker-wide default. A group's own configs (GROUP config resources, `group_configs`:
+share.record.lock.duration.ms, share.delivery.count.limit, share.partition.max.record.locks,
+share.session.timeout.ms, share.heartbeat.interval.ms, share.auto.offset.reset) win over the broker's;
+`overrides` (a test's, or the constructor's `settings`) win over all of them. A share partition takes its
+group's lock duration, delivery limit and record-lock limit when it is made.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import TYPE_CHECKING
 
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.share.group import ShareGroup, ShareMember
+from mockbroker.state.share.group_configs import DEFS as GROUP_CONFIG_DEFS
+from mockbroker.state.share.group_configs import GroupConfigs
 from mockbroker.state.share.partition import AcquiredRange, RecordState, SharePartition
 
 if TYPE_CHECKING:
@@ -63,14 +68,27 @@ class ShareCoordinator:
         # Set by the node: run expire at this time of the broker clock (a scheduler timer), so a lock
         # runs out on time even when nothing else happens.
         self.wake_at: Callable[[int], None] | None = None
+        self.group_configs = GroupConfigs(self._broker_setting)
 
-    def setting(self, name: str) -> int:
-        return int(self.setting_text(name))
-
-    def setting_text(self, name: str) -> str:
-        """A share setting: the override, else the broker's setting of that name, else Kafka's default."""
+    def _broker_setting(self, name: str) -> str | None:
         if name in self.overrides:
             return str(self.overrides[name])
+        raw = self.cluster.config.unknown.get(name)
+        return None if raw is None else str(raw)
+
+    def setting(self, name: str, group_id: str | None = None) -> int:
+        return int(self.setting_text(name, group_id))
+
+    def setting_text(self, name: str, group_id: str | None = None) -> str:
+        """A share setting: the override, else group_id's group config for it, else the broker's setting of
+        that name, else Kafka's default."""
+        if name in self.overrides:
+            return str(self.overrides[name])
+        if group_id is not None:
+            own = next((self.group_configs.effective(group_id, d.name) for d in GROUP_CONFIG_DEFS.values()
+                        if d.broker == name), None)
+            if own is not None:
+                return own
         raw = self.cluster.config.unknown.get(name)
         return str(DEFAULTS[name] if raw is None else raw)
 
@@ -131,12 +149,12 @@ class ShareCoordinator:
             p = t.partition(index) if t is not None else None
             if p is None:
                 return None
-            earliest = self.setting_text("share.auto.offset.reset") == "earliest"
+            earliest = self.setting_text("share.auto.offset.reset", group_id) == "earliest"
             start = p.log.log_start_offset if earliest else p.log.high_watermark
             sp = self.partitions[key] = SharePartition(
-                start, lock_duration_ms=self.setting("group.share.record.lock.duration.ms"),
-                delivery_limit=self.setting("group.share.delivery.count.limit"),
-                max_in_flight=self.setting("group.share.partition.max.record.locks"))
+                start, lock_duration_ms=self.setting("group.share.record.lock.duration.ms", group_id),
+                delivery_limit=self.setting("group.share.delivery.count.limit", group_id),
+                max_in_flight=self.setting("group.share.partition.max.record.locks", group_id))
         return sp
 
     def acquire(self, group_id: str, member_id: str, topic: str, index: int, max_records: int,
@@ -207,9 +225,9 @@ class ShareCoordinator:
     def expire(self, now_ms: int) -> None:
         """Locks that ran out go back (or are archived at the delivery limit); silent members leave."""
         freed = sum(sp.expire(now_ms) for sp in self.partitions.values())
-        timeout = self.setting("group.share.session.timeout.ms")
         partitions_of = self.partitions_of() if self.groups else {}
         for group in self.groups.values():
+            timeout = self.setting("group.share.session.timeout.ms", group.group_id)
             for member_id in group.expire_members(now_ms, timeout, partitions_of):
                 freed += self._release_member(group.group_id, member_id)
         if freed:
