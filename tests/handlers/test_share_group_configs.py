@@ -4,6 +4,7 @@ protocol: Kafka's checks against the broker's group.share.* bounds, and the shar
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 
@@ -102,3 +103,60 @@ def test_the_share_model_uses_the_group_configs(client: RawClient, mockbroker: M
     mockbroker.clock.advance(20)
     part = mockbroker.share_groups()["sg"]["partitions"]["q-0"]
     assert part["start_offset"] == 2 and part["records"] == []  # archived at the limit of 2
+
+
+# -- AlterShareGroupOffsets (91), DeleteShareGroupOffsets (92) ---------------------------------------
+
+ALTER_OFFSETS, DELETE_OFFSETS, DESCRIBE_OFFSETS = 91, 92, 90
+
+
+def alter_offsets(client: RawClient, group: str, offsets: dict[tuple[str, int], int]) -> Any:
+    topics: dict[str, list[dict[str, int]]] = {}
+    for (topic, partition), start in offsets.items():
+        topics.setdefault(topic, []).append({"partition_index": partition, "start_offset": start})
+    return client.request(ALTER_OFFSETS, 0, {"group_id": group, "topics": [
+        {"topic_name": t, "partitions": ps} for t, ps in topics.items()]})
+
+
+def delete_offsets(client: RawClient, group: str, topics: list[str]) -> Any:
+    return client.request(DELETE_OFFSETS, 0, {"group_id": group, "topics": [{"topic_name": t} for t in topics]})
+
+
+def start_offsets(client: RawClient, group: str) -> dict[tuple[str, int], int]:
+    r = client.request(DESCRIBE_OFFSETS, 1, {"groups": [{"group_id": group, "topics": None}]})
+    return {(t.topic_name, p.partition_index): p.start_offset for g in r.groups for t in g.topics for p in t.partitions}
+
+
+def test_alter_share_group_offsets_moves_the_start_and_delete_forgets_it(
+        client: RawClient, mockbroker: MockBroker, topic_id: uuid.UUID) -> None:  # noqa: F811
+    produce_values(client, 5)
+    # A group id nobody uses: Kafka makes the (empty) share group.
+    r = alter_offsets(client, "sg", {("q", 0): 3, ("q", 7): 1, ("nope", 0): 0})
+    assert r.error_code == 0
+    assert [(t.topic_name, p.partition_index, p.error_code) for t in r.responses for p in t.partitions] == [
+        ("q", 0, 0), ("q", 7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), ("nope", 0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+    assert r.responses[0].topic_id == topic_id
+    assert start_offsets(client, "sg") == {("q", 0): 3}
+    # A member now gets the records from offset 3 on.
+    heartbeat(client, "a", 0, ["q"])
+    assert acquired(share_fetch(client, topic_id, "a", 0)) == [(0, 3, 4, 1)]
+    # While it is a member: NON_EMPTY_GROUP for both.
+    assert alter_offsets(client, "sg", {("q", 0): 0}).error_code == ErrorCode.NON_EMPTY_GROUP
+    assert delete_offsets(client, "sg", ["q"]).error_code == ErrorCode.NON_EMPTY_GROUP
+    assert mockbroker.share_groups()["sg"]["partitions"]["q-0"]["start_offset"] == 3
+    heartbeat(client, "a", -1)
+    # Empty again: alter back to 1 (nothing in flight any more), then delete.
+    assert alter_offsets(client, "sg", {("q", 0): 1}).error_code == 0
+    part = mockbroker.share_groups()["sg"]["partitions"]["q-0"]
+    assert (part["start_offset"], part["records"]) == (1, [])
+    r = delete_offsets(client, "sg", ["q", "nope"])
+    assert r.error_code == 0
+    assert [(t.topic_name, t.error_code) for t in r.responses] == [("q", 0), ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
+    assert start_offsets(client, "sg") == {}
+    assert mockbroker.share_groups()["sg"]["partitions"] == {}
+
+
+def test_share_group_offsets_errors_at_the_top(client: RawClient) -> None:
+    assert delete_offsets(client, "missing", ["q"]).error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert alter_offsets(client, "", {("q", 0): 0}).error_code == ErrorCode.INVALID_GROUP_ID
+    assert delete_offsets(client, "", ["q"]).error_code == ErrorCode.INVALID_GROUP_ID

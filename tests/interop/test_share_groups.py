@@ -308,3 +308,36 @@ def test_librdkafka_admin_sets_the_group_auto_offset_reset_and_the_share_consume
     finally:
         close_all(members)
     assert sorted(o for _, _, o, _ in deliveries) == [0, 1, 2]
+
+
+@java
+def test_java_admin_alters_and_deletes_share_group_offsets(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory()
+    broker.create_topic(TOPIC, 2)
+    produce(broker, 10, 2)
+    members = {"a": share_consumer(broker, "sg-offsets", explicit=True)}
+    deliveries: list[Delivery] = []
+    try:  # a member: the group is not empty
+        wait_for(lambda: broker.share_groups().get("sg-offsets", {}).get("members"), lambda: poll_all(members, deliveries))
+        busy = run_java("admin", {"bootstrap": broker.bootstrap_servers, "timeout_ms": 20000, "ops": [
+            {"op": "alterShareGroupOffsets", "group": "sg-offsets", "offsets": {f"{TOPIC}-0": 1}},
+            {"op": "deleteShareGroupOffsets", "group": "sg-offsets", "topics": [TOPIC]}]}, timeout=90)
+    finally:
+        close_all(members)
+    wait_for(lambda: not broker.share_groups()["sg-offsets"]["members"], lambda: time.sleep(0.2))
+    lines = run_java("admin", {"bootstrap": broker.bootstrap_servers, "timeout_ms": 20000, "ops": [
+        {"op": "alterShareGroupOffsets", "group": "sg-offsets", "offsets": {f"{TOPIC}-0": 2, f"{TOPIC}-1": 4}},
+        {"op": "listShareGroupOffsets", "group": "sg-offsets"},
+        {"op": "deleteShareGroupOffsets", "group": "sg-offsets", "topics": [TOPIC]},
+        {"op": "listShareGroupOffsets", "group": "sg-offsets"},
+        {"op": "deleteShareGroupOffsets", "group": "never-seen", "topics": [TOPIC]}]}, timeout=90)
+    not_empty_alter, not_empty_delete = of_type(busy, "result")
+    assert not_empty_alter["error"] == "GroupNotEmptyException"
+    assert not_empty_delete["error"] == "GroupNotEmptyException"
+    altered, listed, deleted, after, missing = of_type(lines, "result")
+    assert "error" not in altered and altered["partitions"] == {f"{TOPIC}-0": "ok", f"{TOPIC}-1": "ok"}
+    assert {k: v["start_offset"] for k, v in listed["offsets"].items()} == {f"{TOPIC}-0": 2, f"{TOPIC}-1": 4}
+    assert "error" not in deleted and deleted["topics"] == {TOPIC: "ok"}
+    assert after["offsets"] == {}
+    assert missing["error"] == "GroupIdNotFoundException"
+    assert broker.share_groups()["sg-offsets"]["partitions"] == {}

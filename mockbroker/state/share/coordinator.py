@@ -196,6 +196,32 @@ class ShareCoordinator:
         done = sum(1 for r in sp.records.values() if r.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
         return sp.start_offset, max(0, partition.log.high_watermark - sp.start_offset - done)
 
+    def alter_offsets(self, group_id: str, topic: str, index: int, start_offset: int) -> None:
+        """AlterShareGroupOffsets of one partition (the group checked by `offsets_alterable`): the share
+        partition starts again at start_offset with nothing in flight."""
+        sp = self.share_partition(group_id, topic, index)
+        if sp is not None:
+            sp.records.clear()
+            sp.start_offset = sp.end_offset = start_offset
+        self._changed()
+
+    def offsets_alterable(self, group_id: str, *, create: bool) -> None:
+        """Alter/DeleteShareGroupOffsets may change the group's offsets: it exists (made empty when `create`,
+        as AlterShareGroupOffsets does; GROUP_ID_NOT_FOUND otherwise) and has no members (NON_EMPTY_GROUP)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            if not create:
+                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+            self.groups[group_id] = ShareGroup(group_id)
+        elif group.members:
+            raise KafkaError(ErrorCode.NON_EMPTY_GROUP, f"Share group {group_id} is not empty.")
+
+    def delete_offsets(self, group_id: str, topic: str) -> None:
+        """DeleteShareGroupOffsets of one topic: its share partitions go (a later fetch starts them again at
+        the group's share.auto.offset.reset)."""
+        for key in [k for k in self.partitions if k[0] == group_id and k[1] == topic]:
+            del self.partitions[key]
+
     # -- share sessions ----------------------------------------------------------------------------
     def session(self, node_id: int, group_id: str, member_id: str, epoch: int) -> ShareSession:
         """The session a request at `epoch` belongs to, opened for 0; KafkaError with Kafka's code."""
