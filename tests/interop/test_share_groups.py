@@ -341,3 +341,55 @@ def test_java_admin_alters_and_deletes_share_group_offsets(mockbroker_factory: C
     assert after["offsets"] == {}
     assert missing["error"] == "GroupIdNotFoundException"
     assert broker.share_groups()["sg-offsets"]["partitions"] == {}
+
+
+def test_librdkafka_read_committed_share_group_skips_aborted_records_and_stops_at_the_lso(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 1)
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    resource = ConfigResource(ResourceType.GROUP, "sg-committed", incremental_configs=[
+        ConfigEntry("share.isolation.level", "read_committed", incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
+    plain = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    txn = Producer({"bootstrap.servers": broker.bootstrap_servers, "transactional.id": "share-txn"})
+    txn.init_transactions(30)
+    plain.produce(TOPIC, b"before")
+    assert plain.flush(30) == 0
+    txn.begin_transaction()
+    txn.produce(TOPIC, b"aborted-1")
+    txn.produce(TOPIC, b"aborted-2")
+    assert txn.flush(30) == 0   # on the broker (offsets 1-2) before the abort marker (3)
+    txn.abort_transaction(30)
+    txn.begin_transaction()
+    txn.produce(TOPIC, b"committed")
+    assert txn.flush(30) == 0   # open: the last stable offset stays at its first offset
+    plain.produce(TOPIC, b"after")
+    assert plain.flush(30) == 0
+    c = share_consumer(broker, "sg-committed")
+    seen: list[bytes] = []
+
+    def poll() -> None:
+        for m in c.poll(0.2) or []:
+            assert m.error() is None, m.error()
+            seen.append(m.value())
+    try:
+        wait_for(lambda: seen, poll)
+        for _ in range(10):  # nothing past the open transaction comes while it is open
+            poll()
+        assert seen == [b"before"]
+        txn.commit_transaction(30)
+        wait_for(lambda: len(seen) >= 3, poll)
+    finally:
+        c.close()
+    assert seen == [b"before", b"committed", b"after"]
+    part = broker.share_groups()["sg-committed"]["partitions"][f"{TOPIC}-0"]
+    assert part["end_offset"] >= 6   # past the aborted records (archived, never delivered)

@@ -20,6 +20,9 @@ share.record.lock.duration.ms, share.delivery.count.limit, share.partition.max.r
 share.session.timeout.ms, share.heartbeat.interval.ms, share.auto.offset.reset) win over the broker's;
 `overrides` (a test's, or the constructor's `settings`) win over all of them. A share partition takes its
 group's lock duration, delivery limit and record-lock limit when it is made.
+- share.isolation.level (a group config; read_uncommitted by default): with read_committed, records are
+  acquired only up to the last stable offset and the records of aborted transactions (the aborted index,
+  `aborted_entries`, set by the node) are archived without being delivered.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from mockbroker.state.share.partition import AcquiredRange, RecordState, SharePa
 
 if TYPE_CHECKING:
     from mockbroker.state.cluster.cluster import Cluster
+    from mockbroker.state.log.aborted_index import AbortedTxn
+    from mockbroker.state.log.partition_log import PartitionLog
 
 DEFAULTS: dict[str, int | str] = {
     "group.share.record.lock.duration.ms": 30000,
@@ -69,6 +74,8 @@ class ShareCoordinator:
         # runs out on time even when nothing else happens.
         self.wake_at: Callable[[int], None] | None = None
         self.group_configs = GroupConfigs(self._broker_setting)
+        # Set by the node: a partition's aborted-transaction index (read_committed share groups).
+        self.aborted_entries: Callable[[PartitionLog], list[AbortedTxn]] | None = None
 
     def _broker_setting(self, name: str) -> str | None:
         if name in self.overrides:
@@ -164,10 +171,32 @@ class ShareCoordinator:
         if sp is None or partition is None:
             return []
         sp.skip_to(partition.log.log_start_offset)
-        ranges = sp.acquire(member_id, partition.log.high_watermark, max_records, now_ms)
+        log = partition.log
+        if self.group_configs.effective(group_id, "share.isolation.level") == "read_committed":
+            ranges = sp.acquire(member_id, log.last_stable_offset, max_records, now_ms,
+                                skip=self._aborted_offsets(log, sp.end_offset, log.last_stable_offset))
+        else:
+            ranges = sp.acquire(member_id, log.high_watermark, max_records, now_ms)
         if ranges and self.wake_at is not None:
             self.wake_at(now_ms + sp.lock_duration_ms)
         return ranges
+
+    def _aborted_offsets(self, log: PartitionLog, start: int, end: int) -> frozenset[int]:
+        """The offsets in [start, end) of data records of aborted transactions: the transactional batches of
+        a producer between its aborted transaction's first offset and its ABORT marker."""
+        entries = [a for a in (self.aborted_entries(log) if self.aborted_entries is not None else [])
+                   if a.last_offset >= start and a.first_offset < end]
+        if not entries or start >= end:
+            return frozenset()
+        out: set[int] = set()
+        for batch in log.iter_batches(start):
+            if batch.base_offset >= end:
+                break
+            if batch.is_transactional and not batch.is_control and any(
+                    a.producer_id == batch.producer_id and a.first_offset <= batch.base_offset < a.last_offset
+                    for a in entries):
+                out.update(range(max(batch.base_offset, start), min(batch.last_offset + 1, end)))
+        return frozenset(out)
 
     def acknowledge(self, group_id: str, member_id: str, topic: str, index: int,
                     batches: list[tuple[int, int, list[int]]], now_ms: int) -> ErrorCode:
