@@ -3,10 +3,10 @@ topics named (state: mockbroker/state/share/coordinator.py); a later fetch start
 group's share.auto.offset.reset, and DescribeShareGroupOffsets shows them as never fetched.
 - Top-level errors: INVALID_GROUP_ID for an empty group id; GROUP_ID_NOT_FOUND for a group that is no share
   group; NON_EMPTY_GROUP while the group has members.
-- Per topic: UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist; a topic the group never fetched
-  is deleted without error (nothing to forget).
-- Authorization (with an authorizer, `authorize`): READ on the group (GROUP_AUTHORIZATION_FAILED at the top),
-  READ on each topic (TOPIC_AUTHORIZATION_FAILED on the topic).
+- Per topic: UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist, and for one the group holds no
+  share partition of ("There is no offset information to delete.").
+- Authorization (with an authorizer, `authorize`): DELETE on the group (GROUP_AUTHORIZATION_FAILED at the
+  top), READ on each topic (TOPIC_AUTHORIZATION_FAILED on the topic).
 - Error answer (fault injection, a group not coordinated here: `error_response`): the code at the top.
 """
 
@@ -34,11 +34,11 @@ def error_response(req: Msg, code: ErrorCode, version: int, message: str | None 
 
 
 def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
-    if not access.may(AclOperation.READ, ResourceType.GROUP, req.group_id):
+    if not access.may(AclOperation.DELETE, ResourceType.GROUP, req.group_id):
         return error_response(req, ErrorCode.GROUP_AUTHORIZATION_FAILED, header.api_version)
     allowed = set(access.topics(AclOperation.READ, [t.topic_name for t in req.topics]))
     refused: list[Any] = [Msg(topic_name=t.topic_name, topic_id=ZERO_UUID, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                              error_message=None) for t in req.topics if t.topic_name not in allowed]
+                              error_message="Topic authorization failed.") for t in req.topics if t.topic_name not in allowed]
     return then(call(with_list(req, "topics", [t for t in req.topics if t.topic_name in allowed])),
                 extend("responses", refused))
 
@@ -65,8 +65,11 @@ def handle_delete_share_group_offsets(ctx: RequestContext, header: RequestHeader
         topic = ctx.cluster.topic(t.topic_name)
         if topic is None:
             responses.append(Msg(topic_name=t.topic_name, topic_id=ZERO_UUID, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                 error_message="The topic does not exist."))
+                                 error_message="This server does not host this topic-partition."))
             continue
-        share.delete_offsets(req.group_id, t.topic_name)
+        if not share.delete_offsets(req.group_id, t.topic_name):
+            responses.append(Msg(topic_name=t.topic_name, topic_id=ZERO_UUID, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                 error_message="There is no offset information to delete."))
+            continue
         responses.append(Msg(topic_name=t.topic_name, topic_id=topic.topic_id, error_code=0, error_message=None))
     return Msg(throttle_time_ms=0, error_code=0, error_message=None, responses=responses)

@@ -154,6 +154,9 @@ def test_alter_share_group_offsets_moves_the_start_and_delete_forgets_it(
     assert [(t.topic_name, t.error_code) for t in r.responses] == [("q", 0), ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
     assert start_offsets(client, "sg") == {}
     assert mockbroker.share_groups()["sg"]["partitions"] == {}
+    again = delete_offsets(client, "sg", ["q"]).responses[0]  # nothing left to delete
+    assert (again.error_code, again.error_message) == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                                       "There is no offset information to delete.")
 
 
 def test_share_group_offsets_errors_at_the_top(client: RawClient) -> None:

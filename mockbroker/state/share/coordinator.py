@@ -245,11 +245,13 @@ class ShareCoordinator:
         elif group.members:
             raise KafkaError(ErrorCode.NON_EMPTY_GROUP, f"Share group {group_id} is not empty.")
 
-    def delete_offsets(self, group_id: str, topic: str) -> None:
+    def delete_offsets(self, group_id: str, topic: str) -> bool:
         """DeleteShareGroupOffsets of one topic: its share partitions go (a later fetch starts them again at
-        the group's share.auto.offset.reset)."""
-        for key in [k for k in self.partitions if k[0] == group_id and k[1] == topic]:
+        the group's share.auto.offset.reset); False when the group had none."""
+        keys = [k for k in self.partitions if k[0] == group_id and k[1] == topic]
+        for key in keys:
             del self.partitions[key]
+        return bool(keys)
 
     # -- share sessions ----------------------------------------------------------------------------
     def session(self, node_id: int, group_id: str, member_id: str, epoch: int) -> ShareSession:
