@@ -160,6 +160,7 @@ class BrokerNode:
                 self.scheduler.call_at(due_ms, expire)
 
             share.wake_at = wake_at
+            share.aborted_entries = self.txn_coordinator.aborted.entries
             self.clock.on_advance(expire)
         return self._share_coordinator
 

@@ -31,8 +31,8 @@ from mockbroker.protocol.release_versions import RELEASE_VERSIONS
 
 KAFKA_VERSIONS: tuple[str, ...] = tuple(RELEASE_VERSIONS)
 KIP_848_APIS = (68, 69)  # ConsumerGroupHeartbeat, ConsumerGroupDescribe
-# ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge, DescribeShareGroupOffsets
-SHARE_APIS = (76, 77, 78, 79, 90)
+# ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge, Describe/Alter/DeleteShareGroupOffsets
+SHARE_APIS = (76, 77, 78, 79, 90, 91, 92)
 
 
 def release_of(kafka_version: str) -> tuple[int, int]:

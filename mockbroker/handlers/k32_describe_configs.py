@@ -15,8 +15,9 @@ As Kafka's ConfigHelper answers it:
 - BROKER_LOGGER (8): no loggers to show: an empty list for this node's id; Kafka's INVALID_REQUEST for
   an empty name or another id. CLIENT_METRICS (16): the subscription's interval.ms, match and metrics
   (CLIENT_METRICS_CONFIG where set, else DEFAULT_CONFIG with Kafka's default; a name never set shows the
-  defaults, as in Kafka). GROUP (32): an empty list; group configs are not modelled. Both: Kafka's
-  INVALID_REQUEST for an empty name.
+  defaults, as in Kafka). GROUP (32): every group config of Kafka's GroupConfig (GROUP_CONFIG where the
+  group sets it, else DEFAULT_CONFIG with the broker's group.share.* value or Kafka's default;
+  state/share/group_configs.py). Both: Kafka's INVALID_REQUEST for an empty name.
 - Any other resource type fails the whole request, as in Kafka: INVALID_REQUEST on every resource.
 - configuration_keys: null or empty = all; else only the keys named (unknown keys are left out).
 - v0: is_default = (source is DEFAULT_CONFIG), the field's meaning (Kafka's broker leaves it false).
@@ -110,9 +111,7 @@ def _entries(ctx: RequestContext, resource_type: int, name: str) -> list[ConfigE
         return [ConfigEntry(key, value, ConfigSource.CLIENT_METRICS_CONFIG if is_set else ConfigSource.DEFAULT_CONFIG,
                             ConfigType.INT if key == INTERVAL_MS else ConfigType.LIST)
                 for key, value, is_set in cluster.client_metrics.configs_of(name)]
-    if not name:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
-    return []
+    return ctx.node.share_coordinator.group_configs.describe(name)
 
 
 def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:

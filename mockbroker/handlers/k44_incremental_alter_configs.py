@@ -23,8 +23,10 @@ whole or not at all:
 - CLIENT_METRICS (16): a client telemetry subscription (KIP-714; state/client_metrics.py): metrics,
   interval.ms (100..3600000) and match, checked as Kafka's ClientMetricsConfigs (INVALID_REQUEST for an
   empty name, an unknown config or an interval out of range; INVALID_CONFIG for a bad match pattern);
-  deleting every config removes the subscription. GROUP (32): INVALID_REQUEST (not stored here); other
-  types: INVALID_REQUEST "Unknown resource type N".
+  deleting every config removes the subscription. GROUP (32): the group configs of Kafka's GroupConfig
+  (state/share/group_configs.py): INVALID_CONFIG for an unknown name, a value that does not parse or a
+  share config outside the broker's group.share.* bounds; APPEND/SUBTRACT INVALID_CONFIG (no list configs);
+  other types: INVALID_REQUEST "Unknown resource type N".
 - validate_only: every check, nothing changed.
 - Authorization (with an authorizer, `authorize`): ALTER_CONFIGS per resource: a topic on the topic
   (TOPIC_AUTHORIZATION_FAILED), a group on the group (GROUP_AUTHORIZATION_FAILED), any other resource on
@@ -43,7 +45,7 @@ from mockbroker.handlers.support.config_resources import (
     check_broker_resource,
     unsupported_resource,
 )
-from mockbroker.handlers.support.constants import BROKER, BROKER_LOGGER, CLIENT_METRICS, TOPIC
+from mockbroker.handlers.support.constants import BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, TOPIC
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -97,6 +99,8 @@ def _alter(ctx: RequestContext, r: Msg, validate_only: bool) -> None:
         _check_logger_ops(ctx, r.resource_name, ops)
     elif r.resource_type == CLIENT_METRICS:
         ctx.cluster.client_metrics.alter(r.resource_name, ops, validate_only=validate_only)
+    elif r.resource_type == GROUP:
+        ctx.node.share_coordinator.group_configs.alter(r.resource_name, ops, validate_only=validate_only)
     else:
         raise unsupported_resource(r.resource_type)
 

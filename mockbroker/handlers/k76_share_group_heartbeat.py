@@ -49,7 +49,7 @@ def handle_share_group_heartbeat(ctx: RequestContext, header: RequestHeader, req
                                  client_host=client_host(ctx), rack_id=req.rack_id)
     except KafkaError as e:
         return error_response(req, ErrorCode(e.code), v, e.message)
-    interval = share.setting("group.share.heartbeat.interval.ms")
+    interval = share.setting("group.share.heartbeat.interval.ms", req.group_id)
     if member is None:
         return Msg(throttle_time_ms=0, error_code=0, error_message=None, member_id=req.member_id, member_epoch=-1,
                    heartbeat_interval_ms=interval, assignment=None)

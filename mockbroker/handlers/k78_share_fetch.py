@@ -138,7 +138,8 @@ class _Answer:
                 acquired_records=[Msg(first_offset=r.first_offset, last_offset=r.last_offset,
                                       delivery_count=r.delivery_count) for r in ranges]))
         return Msg(throttle_time_ms=0, error_code=0, error_message=None,
-                   acquisition_lock_timeout_ms=lock_timeout(ctx), responses=list(topics.values()), node_endpoints=[])
+                   acquisition_lock_timeout_ms=lock_timeout(ctx, self.group_id), responses=list(topics.values()),
+                   node_endpoints=[])
 
 
 async def _long_poll(ctx: RequestContext, answer: _Answer, wanted: list[tuple[str, int]], max_records: int,

@@ -58,5 +58,5 @@ def handle_share_acknowledge(ctx: RequestContext, header: RequestHeader, req: Ms
                 code = ErrorCode.NOT_LEADER_OR_FOLLOWER
             entry.partitions.append(Msg(partition_index=p.partition_index, error_code=code, error_message=None,
                                         current_leader=Msg(leader_id=-1, leader_epoch=-1)))
-    return Msg(throttle_time_ms=0, error_code=0, error_message=None, acquisition_lock_timeout_ms=lock_timeout(ctx),
+    return Msg(throttle_time_ms=0, error_code=0, error_message=None, acquisition_lock_timeout_ms=lock_timeout(ctx, group_id),
                responses=list(topics.values()), node_endpoints=[])

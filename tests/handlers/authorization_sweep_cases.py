@@ -441,6 +441,13 @@ CASES: list[Case] = [
          lambda s: {"groups": [{"group_id": g, "topics": None} for g in G]},
          lambda r: [(g.group_id, len(g.topics), g.error_code) for g in r.groups],
          lambda s: [(g, 0, GROUP) for g in G]),
+    Case("alter-share-group-offsets", 91, 0, "topics",
+         lambda s: {"group_id": "queue", "topics": [{"topic_name": n, "partitions": [
+             {"partition_index": 0, "start_offset": 0}]} for n in T]},
+         lambda r: [t.topic_name for t in r.responses], top=GROUP),
+    Case("delete-share-group-offsets", 92, 0, "topics",
+         lambda s: {"group_id": "queue", "topics": [{"topic_name": n} for n in T]},
+         lambda r: [t.topic_name for t in r.responses], top=GROUP),
     Case("describe-topic-partitions", 75, 0, "topics",
          lambda s: {"topics": [{"name": n} for n in T], "response_partition_limit": 100, "cursor": None},
          lambda r: [(t.name, len(t.partitions), t.error_code) for t in r.topics],

@@ -359,6 +359,8 @@ def test_incremental_unknown_resource_type_is_invalid_request(client: RawClient)
     assert (r.error_code, r.error_message) == (ErrorCode.INVALID_REQUEST, "Unknown resource type 99")
 
 
-def test_incremental_group_resource_is_refused(client: RawClient) -> None:
-    assert incremental(client, GROUP, "g", [("consumer.session.timeout.ms", SET, "45000")]).error_code == \
-        ErrorCode.INVALID_REQUEST
+def test_incremental_group_resource_takes_group_configs(client: RawClient) -> None:
+    # the share group configs themselves: tests/handlers/test_share_group_configs.py
+    assert incremental(client, GROUP, "g", [("consumer.session.timeout.ms", SET, "45000")]).error_code == ErrorCode.NONE
+    r = incremental(client, GROUP, "g", [("no.such.config", SET, "1")])
+    assert (r.error_code, r.error_message) == (ErrorCode.INVALID_CONFIG, "Unknown group config name: no.such.config")

@@ -163,3 +163,19 @@ def test_consumer_group_describe_fills_the_principals_operations_on_the_group(mo
         assert described.groups[0].authorized_operations == (1 << 3) | (1 << 6) | (1 << 8)  # + DELETE
         described = c.request(69, 0, {"group_ids": ["billing"], "include_authorized_operations": False})
         assert described.groups[0].authorized_operations == -2147483648
+
+
+def test_share_group_offsets_apis_check_the_group_then_each_topic(mockbroker: MockBroker) -> None:
+    alter = {"topics": [{"topic_name": t, "partitions": [{"partition_index": 0, "start_offset": 0}]}
+                        for t in ("orders", "secret")]}
+    with connect(mockbroker) as c:
+        assert c.request(91, 0, {"group_id": "other", **alter}).error_code == GROUP_DENIED
+        altered = c.request(91, 0, {"group_id": "billing", **alter})  # READ on the group, READ on each topic
+        assert {t.topic_name: t.partitions[0].error_code for t in altered.responses} == {
+            "orders": ErrorCode.NONE, "secret": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+        delete = {"group_id": "billing", "topics": [{"topic_name": "orders"}]}
+        assert c.request(92, 0, delete).error_code == GROUP_DENIED  # DeleteShareGroupOffsets needs DELETE
+        mockbroker.add_acl(ME, "DELETE", group="billing")
+        deleted = c.request(92, 0, {"group_id": "billing", "topics": [{"topic_name": "orders"}, {"topic_name": "secret"}]})
+        assert {t.topic_name: t.error_code for t in deleted.responses} == {
+            "orders": ErrorCode.NONE, "secret": ErrorCode.TOPIC_AUTHORIZATION_FAILED}

@@ -279,3 +279,117 @@ def test_java_admin_lists_and_describes_share_groups_and_their_offsets(mockbroke
                                                    "leader_epoch": 0, "lag": 3 - state[f"{TOPIC}-{p}"]["start_offset"]}
                                   for p in (0, 1)}
     assert offsets["offsets"][f"{TOPIC}-0"]["start_offset"] == 3
+
+
+def test_librdkafka_admin_sets_the_group_auto_offset_reset_and_the_share_consumer_reads_from_the_start(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+    broker = mockbroker_factory()  # no broker-wide share.auto.offset.reset: latest
+    broker.create_topic(TOPIC, 1)
+    produce(broker, 3, 1)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    resource = ConfigResource(ResourceType.GROUP, "sg-configured", incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
+    [described] = admin.describe_configs([ConfigResource(ResourceType.GROUP, "sg-configured")]).values()
+    entry = described.result(30)["share.auto.offset.reset"]
+    assert (entry.value, entry.source) == ("earliest", 8)  # GROUP_CONFIG
+    members = {"a": share_consumer(broker, "sg-configured")}
+    deliveries: list[Delivery] = []
+    try:
+        wait_for(lambda: len(deliveries) >= 3, lambda: poll_all(members, deliveries))
+    finally:
+        close_all(members)
+    assert sorted(o for _, _, o, _ in deliveries) == [0, 1, 2]
+
+
+@java
+def test_java_admin_alters_and_deletes_share_group_offsets(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory()
+    broker.create_topic(TOPIC, 2)
+    produce(broker, 10, 2)
+    members = {"a": share_consumer(broker, "sg-offsets", explicit=True)}
+    deliveries: list[Delivery] = []
+    try:  # a member: the group is not empty
+        wait_for(lambda: broker.share_groups().get("sg-offsets", {}).get("members"), lambda: poll_all(members, deliveries))
+        busy = run_java("admin", {"bootstrap": broker.bootstrap_servers, "timeout_ms": 20000, "ops": [
+            {"op": "alterShareGroupOffsets", "group": "sg-offsets", "offsets": {f"{TOPIC}-0": 1}},
+            {"op": "deleteShareGroupOffsets", "group": "sg-offsets", "topics": [TOPIC]}]}, timeout=90)
+    finally:
+        close_all(members)
+    wait_for(lambda: not broker.share_groups()["sg-offsets"]["members"], lambda: time.sleep(0.2))
+    lines = run_java("admin", {"bootstrap": broker.bootstrap_servers, "timeout_ms": 20000, "ops": [
+        {"op": "alterShareGroupOffsets", "group": "sg-offsets", "offsets": {f"{TOPIC}-0": 2, f"{TOPIC}-1": 4}},
+        {"op": "listShareGroupOffsets", "group": "sg-offsets"},
+        {"op": "deleteShareGroupOffsets", "group": "sg-offsets", "topics": [TOPIC]},
+        {"op": "listShareGroupOffsets", "group": "sg-offsets"},
+        {"op": "deleteShareGroupOffsets", "group": "never-seen", "topics": [TOPIC]}]}, timeout=90)
+    not_empty_alter, not_empty_delete = of_type(busy, "result")
+    assert not_empty_alter["error"] == "GroupNotEmptyException"
+    assert not_empty_delete["error"] == "GroupNotEmptyException"
+    altered, listed, deleted, after, missing = of_type(lines, "result")
+    assert "error" not in altered and altered["partitions"] == {f"{TOPIC}-0": "ok", f"{TOPIC}-1": "ok"}
+    assert {k: v["start_offset"] for k, v in listed["offsets"].items()} == {f"{TOPIC}-0": 2, f"{TOPIC}-1": 4}
+    assert "error" not in deleted and deleted["topics"] == {TOPIC: "ok"}
+    assert after["offsets"] == {}
+    assert missing["error"] == "GroupIdNotFoundException"
+    assert broker.share_groups()["sg-offsets"]["partitions"] == {}
+
+
+def test_librdkafka_read_committed_share_group_skips_aborted_records_and_stops_at_the_lso(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 1)
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+    resource = ConfigResource(ResourceType.GROUP, "sg-committed", incremental_configs=[
+        ConfigEntry("share.isolation.level", "read_committed", incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
+    plain = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    txn = Producer({"bootstrap.servers": broker.bootstrap_servers, "transactional.id": "share-txn"})
+    txn.init_transactions(30)
+    plain.produce(TOPIC, b"before")
+    assert plain.flush(30) == 0
+    txn.begin_transaction()
+    txn.produce(TOPIC, b"aborted-1")
+    txn.produce(TOPIC, b"aborted-2")
+    assert txn.flush(30) == 0   # on the broker (offsets 1-2) before the abort marker (3)
+    txn.abort_transaction(30)
+    txn.begin_transaction()
+    txn.produce(TOPIC, b"committed")
+    assert txn.flush(30) == 0   # open: the last stable offset stays at its first offset
+    plain.produce(TOPIC, b"after")
+    assert plain.flush(30) == 0
+    c = share_consumer(broker, "sg-committed")
+    seen: list[bytes] = []
+
+    def poll() -> None:
+        for m in c.poll(0.2) or []:
+            assert m.error() is None, m.error()
+            seen.append(m.value())
+    try:
+        wait_for(lambda: seen, poll)
+        for _ in range(10):  # nothing past the open transaction comes while it is open
+            poll()
+        assert seen == [b"before"]
+        txn.commit_transaction(30)
+        wait_for(lambda: len(seen) >= 3, poll)
+    finally:
+        c.close()
+    assert seen == [b"before", b"committed", b"after"]
+    part = broker.share_groups()["sg-committed"]["partitions"][f"{TOPIC}-0"]
+    assert part["end_offset"] >= 6   # past the aborted records (archived, never delivered)

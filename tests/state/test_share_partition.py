@@ -151,3 +151,13 @@ def test_silent_members_expire() -> None:
     g.heartbeat("b", 0, ["t"], {"t": 1}, now_ms=500)
     assert g.expire_members(1000, 1000, {"t": 1}) == ["a"]
     assert list(g.members) == ["b"]
+
+
+def test_skipped_offsets_are_archived_never_acquired_and_the_start_moves_past_them() -> None:
+    sp = SharePartition(0)
+    ranges = sp.acquire("a", 5, 10, 0, skip=frozenset({1, 2}))
+    assert [(r.first_offset, r.last_offset, r.delivery_count) for r in ranges] == [(0, 0, 1), (3, 4, 1)]
+    assert [(r["offset"], r["state"], r["delivery_count"]) for r in sp.describe()["records"]] == [
+        (0, "ACQUIRED", 1), (1, "ARCHIVED", 0), (2, "ARCHIVED", 0), (3, "ACQUIRED", 1), (4, "ACQUIRED", 1)]
+    sp.acknowledge("a", 0, 0, [1], 0)
+    assert sp.start_offset == 3

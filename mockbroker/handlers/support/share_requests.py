@@ -71,6 +71,6 @@ def with_share_version(features: dict[str, Any], api_version: int, enabled: bool
     return out
 
 
-def lock_timeout(ctx: RequestContext) -> int:
+def lock_timeout(ctx: RequestContext, group_id: str) -> int:
     """AcquisitionLockTimeoutMs: the group's acquisition lock duration."""
-    return ctx.node.share_coordinator.setting("group.share.record.lock.duration.ms")
+    return ctx.node.share_coordinator.setting("group.share.record.lock.duration.ms", group_id)

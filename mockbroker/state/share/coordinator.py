@@ -14,9 +14,15 @@ ShareAcknowledge (KIP-932). One object for the cluster, as the group coordinator
 Settings: group.share.record.lock.duration.ms (30000), group.share.delivery.count.limit (5),
 group.share.partition.max.record.locks (2000), group.share.session.timeout.ms (45000),
 group.share.heartbeat.interval.ms (5000), as Kafka's broker settings and defaults, read from the broker's
-settings (`MockBroker(config={...})`); share.auto.offset.reset (latest) is a group config in Kafka, here read
-the same way (a broker-wide default for every share group). `overrides` (a test's, or the constructor's
-`settings`) win over both.
+settings (`MockBroker(config={...})`); share.auto.offset.reset (latest) is a group config in Kafka, here also
+read as a broker-wide default. A group's own configs (GROUP config resources, `group_configs`:
+share.record.lock.duration.ms, share.delivery.count.limit, share.partition.max.record.locks,
+share.session.timeout.ms, share.heartbeat.interval.ms, share.auto.offset.reset) win over the broker's;
+`overrides` (a test's, or the constructor's `settings`) win over all of them. A share partition takes its
+group's lock duration, delivery limit and record-lock limit when it is made.
+- share.isolation.level (a group config; read_uncommitted by default): with read_committed, records are
+  acquired only up to the last stable offset and the records of aborted transactions (the aborted index,
+  `aborted_entries`, set by the node) are archived without being delivered.
 """
 
 from __future__ import annotations
@@ -27,10 +33,14 @@ from typing import TYPE_CHECKING
 
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.state.share.group import ShareGroup, ShareMember
+from mockbroker.state.share.group_configs import DEFS as GROUP_CONFIG_DEFS
+from mockbroker.state.share.group_configs import GroupConfigs
 from mockbroker.state.share.partition import AcquiredRange, RecordState, SharePartition
 
 if TYPE_CHECKING:
     from mockbroker.state.cluster.cluster import Cluster
+    from mockbroker.state.log.aborted_index import AbortedTxn
+    from mockbroker.state.log.partition_log import PartitionLog
 
 DEFAULTS: dict[str, int | str] = {
     "group.share.record.lock.duration.ms": 30000,
@@ -63,14 +73,29 @@ class ShareCoordinator:
         # Set by the node: run expire at this time of the broker clock (a scheduler timer), so a lock
         # runs out on time even when nothing else happens.
         self.wake_at: Callable[[int], None] | None = None
+        self.group_configs = GroupConfigs(self._broker_setting)
+        # Set by the node: a partition's aborted-transaction index (read_committed share groups).
+        self.aborted_entries: Callable[[PartitionLog], list[AbortedTxn]] | None = None
 
-    def setting(self, name: str) -> int:
-        return int(self.setting_text(name))
-
-    def setting_text(self, name: str) -> str:
-        """A share setting: the override, else the broker's setting of that name, else Kafka's default."""
+    def _broker_setting(self, name: str) -> str | None:
         if name in self.overrides:
             return str(self.overrides[name])
+        raw = self.cluster.config.unknown.get(name)
+        return None if raw is None else str(raw)
+
+    def setting(self, name: str, group_id: str | None = None) -> int:
+        return int(self.setting_text(name, group_id))
+
+    def setting_text(self, name: str, group_id: str | None = None) -> str:
+        """A share setting: the override, else group_id's group config for it, else the broker's setting of
+        that name, else Kafka's default."""
+        if name in self.overrides:
+            return str(self.overrides[name])
+        if group_id is not None:
+            own = next((self.group_configs.effective(group_id, d.name) for d in GROUP_CONFIG_DEFS.values()
+                        if d.broker == name), None)
+            if own is not None:
+                return own
         raw = self.cluster.config.unknown.get(name)
         return str(DEFAULTS[name] if raw is None else raw)
 
@@ -131,12 +156,12 @@ class ShareCoordinator:
             p = t.partition(index) if t is not None else None
             if p is None:
                 return None
-            earliest = self.setting_text("share.auto.offset.reset") == "earliest"
+            earliest = self.setting_text("share.auto.offset.reset", group_id) == "earliest"
             start = p.log.log_start_offset if earliest else p.log.high_watermark
             sp = self.partitions[key] = SharePartition(
-                start, lock_duration_ms=self.setting("group.share.record.lock.duration.ms"),
-                delivery_limit=self.setting("group.share.delivery.count.limit"),
-                max_in_flight=self.setting("group.share.partition.max.record.locks"))
+                start, lock_duration_ms=self.setting("group.share.record.lock.duration.ms", group_id),
+                delivery_limit=self.setting("group.share.delivery.count.limit", group_id),
+                max_in_flight=self.setting("group.share.partition.max.record.locks", group_id))
         return sp
 
     def acquire(self, group_id: str, member_id: str, topic: str, index: int, max_records: int,
@@ -146,10 +171,32 @@ class ShareCoordinator:
         if sp is None or partition is None:
             return []
         sp.skip_to(partition.log.log_start_offset)
-        ranges = sp.acquire(member_id, partition.log.high_watermark, max_records, now_ms)
+        log = partition.log
+        if self.group_configs.effective(group_id, "share.isolation.level") == "read_committed":
+            ranges = sp.acquire(member_id, log.last_stable_offset, max_records, now_ms,
+                                skip=self._aborted_offsets(log, sp.end_offset, log.last_stable_offset))
+        else:
+            ranges = sp.acquire(member_id, log.high_watermark, max_records, now_ms)
         if ranges and self.wake_at is not None:
             self.wake_at(now_ms + sp.lock_duration_ms)
         return ranges
+
+    def _aborted_offsets(self, log: PartitionLog, start: int, end: int) -> frozenset[int]:
+        """The offsets in [start, end) of data records of aborted transactions: the transactional batches of
+        a producer between its aborted transaction's first offset and its ABORT marker."""
+        entries = [a for a in (self.aborted_entries(log) if self.aborted_entries is not None else [])
+                   if a.last_offset >= start and a.first_offset < end]
+        if not entries or start >= end:
+            return frozenset()
+        out: set[int] = set()
+        for batch in log.iter_batches(start):
+            if batch.base_offset >= end:
+                break
+            if batch.is_transactional and not batch.is_control and any(
+                    a.producer_id == batch.producer_id and a.first_offset <= batch.base_offset < a.last_offset
+                    for a in entries):
+                out.update(range(max(batch.base_offset, start), min(batch.last_offset + 1, end)))
+        return frozenset(out)
 
     def acknowledge(self, group_id: str, member_id: str, topic: str, index: int,
                     batches: list[tuple[int, int, list[int]]], now_ms: int) -> ErrorCode:
@@ -177,6 +224,34 @@ class ShareCoordinator:
             return -1, -1
         done = sum(1 for r in sp.records.values() if r.state in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED))
         return sp.start_offset, max(0, partition.log.high_watermark - sp.start_offset - done)
+
+    def alter_offsets(self, group_id: str, topic: str, index: int, start_offset: int) -> None:
+        """AlterShareGroupOffsets of one partition (the group checked by `offsets_alterable`): the share
+        partition starts again at start_offset with nothing in flight."""
+        sp = self.share_partition(group_id, topic, index)
+        if sp is not None:
+            sp.records.clear()
+            sp.start_offset = sp.end_offset = start_offset
+        self._changed()
+
+    def offsets_alterable(self, group_id: str, *, create: bool) -> None:
+        """Alter/DeleteShareGroupOffsets may change the group's offsets: it exists (made empty when `create`,
+        as AlterShareGroupOffsets does; GROUP_ID_NOT_FOUND otherwise) and has no members (NON_EMPTY_GROUP)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            if not create:
+                raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+            self.groups[group_id] = ShareGroup(group_id)
+        elif group.members:
+            raise KafkaError(ErrorCode.NON_EMPTY_GROUP, f"Share group {group_id} is not empty.")
+
+    def delete_offsets(self, group_id: str, topic: str) -> bool:
+        """DeleteShareGroupOffsets of one topic: its share partitions go (a later fetch starts them again at
+        the group's share.auto.offset.reset); False when the group had none."""
+        keys = [k for k in self.partitions if k[0] == group_id and k[1] == topic]
+        for key in keys:
+            del self.partitions[key]
+        return bool(keys)
 
     # -- share sessions ----------------------------------------------------------------------------
     def session(self, node_id: int, group_id: str, member_id: str, epoch: int) -> ShareSession:
@@ -207,9 +282,9 @@ class ShareCoordinator:
     def expire(self, now_ms: int) -> None:
         """Locks that ran out go back (or are archived at the delivery limit); silent members leave."""
         freed = sum(sp.expire(now_ms) for sp in self.partitions.values())
-        timeout = self.setting("group.share.session.timeout.ms")
         partitions_of = self.partitions_of() if self.groups else {}
         for group in self.groups.values():
+            timeout = self.setting("group.share.session.timeout.ms", group.group_id)
             for member_id in group.expire_members(now_ms, timeout, partitions_of):
                 freed += self._release_member(group.group_id, member_id)
         if freed:

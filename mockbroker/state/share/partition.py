@@ -13,6 +13,9 @@ that one share group consumes together.
 - A released or timed-out record whose delivery count reached the limit (group.share.delivery.count.limit)
   is archived instead of made available again. `expire(now_ms)` ends the locks that ran out.
 - The start offset moves past the acknowledged and archived records at its head.
+- read_committed (share.isolation.level): the caller bounds acquisition by the last stable offset and names
+  the offsets of aborted transactions (`skip`): they are archived as the end moves past them, never
+  acquired (delivery count 0), as Kafka's SharePartition archives aborted batches.
 Simpler than Kafka: state is kept per record, not per batch (Kafka keeps whole batches until a batch is
 split by acknowledgements); the records acquired are exactly those asked for (Kafka rounds to batches).
 """
@@ -69,8 +72,10 @@ class SharePartition:
         self.records: dict[int, InFlight] = {}
 
     # -- acquisition -------------------------------------------------------------------------------
-    def acquire(self, member_id: str, high_watermark: int, max_records: int, now_ms: int) -> list[AcquiredRange]:
-        """Acquire up to max_records records for member_id (locked until now + lock duration)."""
+    def acquire(self, member_id: str, high_watermark: int, max_records: int, now_ms: int,
+                skip: frozenset[int] = frozenset()) -> list[AcquiredRange]:
+        """Acquire up to max_records records for member_id (locked until now + lock duration), new ones up to
+        high_watermark (the last stable offset for read_committed); the offsets in `skip` are archived."""
         self.expire(now_ms)
         if high_watermark < self.start_offset:  # records deleted under us: nothing below the log is in flight
             return []
@@ -86,9 +91,14 @@ class SharePartition:
                and self.end_offset - self.start_offset < self.max_in_flight):
             rec = InFlight()
             self.records[self.end_offset] = rec
-            self._lock(rec, member_id, now_ms)
-            taken.append((self.end_offset, rec.delivery_count))
+            if self.end_offset in skip:
+                rec.state = RecordState.ARCHIVED
+            else:
+                self._lock(rec, member_id, now_ms)
+                taken.append((self.end_offset, rec.delivery_count))
             self.end_offset += 1
+        if skip:
+            self._advance_start()
         return _ranges(taken)
 
     def _lock(self, rec: InFlight, member_id: str, now_ms: int) -> None:

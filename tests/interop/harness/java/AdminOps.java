@@ -119,6 +119,8 @@ final class AdminOps {
             case "listShareGroups" -> ShareAdminOps.list(admin, timeout, op, out);
             case "describeShareGroups" -> ShareAdminOps.describe(admin, timeout, op, out);
             case "listShareGroupOffsets" -> ShareAdminOps.offsets(admin, timeout, op, out);
+            case "alterShareGroupOffsets" -> ShareAdminOps.alterOffsets(admin, timeout, op, out);
+            case "deleteShareGroupOffsets" -> ShareAdminOps.deleteOffsets(admin, timeout, op, out);
             default -> throw new IllegalArgumentException("unknown admin op " + name);
         }
     }

@@ -3,11 +3,15 @@ import com.google.gson.JsonObject;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterShareGroupOffsetsResult;
+import org.apache.kafka.clients.admin.DeleteShareGroupOffsetsResult;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
@@ -25,6 +29,10 @@ import org.apache.kafka.common.TopicPartition;
  *       -> groups [{group_id, state, group_epoch, assignment_epoch, members: [{member_id, client_id,
  *          member_epoch, assignment: ["topic-p"]}]} | {group_id, error, message}]
  *   listShareGroupOffsets {group}  -> offsets {"topic-p": {start_offset, leader_epoch, lag}}
+ *   alterShareGroupOffsets {group, offsets: {"topic-p": start}}
+ *       -> partitions {"topic-p": "ok" | {error, message}}, or {error, message} when the whole call fails
+ *   deleteShareGroupOffsets {group, topics: [t]}
+ *       -> topics {t: "ok" | {error, message}}, or {error, message} when the whole call fails
  * </pre>
  */
 final class ShareAdminOps {
@@ -79,5 +87,55 @@ final class ShareAdminOps {
                 "start_offset", info.startOffset(), "leader_epoch", info.leaderEpoch().orElse(null),
                 "lag", info.lag().orElse(null))));
         out.add("offsets", offsets);
+    }
+
+    static void alterOffsets(Admin admin, long timeout, JsonObject op, JsonObject out) throws Exception {
+        String group = Json.requireStr(op, "group");
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        Map<String, TopicPartition> byName = new TreeMap<>();
+        Json.object(op, "offsets").entrySet().forEach(e -> {
+            int dash = e.getKey().lastIndexOf('-');
+            TopicPartition tp = new TopicPartition(e.getKey().substring(0, dash),
+                    Integer.parseInt(e.getKey().substring(dash + 1)));
+            offsets.put(tp, e.getValue().getAsLong());
+            byName.put(e.getKey(), tp);
+        });
+        AlterShareGroupOffsetsResult result = admin.alterShareGroupOffsets(group, offsets);
+        try {
+            result.all().get(timeout, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            Json.withError(out, e);
+        }
+        JsonObject partitions = new JsonObject();
+        for (Map.Entry<String, TopicPartition> e : byName.entrySet()) {
+            try {
+                result.partitionResult(e.getValue()).get(timeout, TimeUnit.MILLISECONDS);
+                partitions.addProperty(e.getKey(), "ok");
+            } catch (ExecutionException ex) {
+                partitions.add(e.getKey(), Json.withError(new JsonObject(), ex));
+            }
+        }
+        out.add("partitions", partitions);
+    }
+
+    static void deleteOffsets(Admin admin, long timeout, JsonObject op, JsonObject out) throws Exception {
+        String group = Json.requireStr(op, "group");
+        List<String> names = AdminOps.strings(op, "topics");
+        DeleteShareGroupOffsetsResult result = admin.deleteShareGroupOffsets(group, new HashSet<>(names));
+        try {
+            result.all().get(timeout, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            Json.withError(out, e);
+        }
+        JsonObject topics = new JsonObject();
+        for (String name : names) {
+            try {
+                result.topicResult(name).get(timeout, TimeUnit.MILLISECONDS);
+                topics.addProperty(name, "ok");
+            } catch (ExecutionException ex) {
+                topics.add(name, Json.withError(new JsonObject(), ex));
+            }
+        }
+        out.add("topics", topics);
     }
 }
