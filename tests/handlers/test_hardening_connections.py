@@ -73,6 +73,13 @@ def test_a_closed_connection_is_freed_without_waiting_for_the_idle_timeout(
     while broker._connections:
         assert time.monotonic() < deadline, "the broker never saw the connections close"
         time.sleep(0.01)
-    gc.collect()
-    assert [r for r in refs if r() is not None] == []
+    # The loop drops its transport's hold on a connection just after connection_lost (which empties
+    # broker._connections) returns, so the last one may still be held for a moment: wait for that, bounded.
+    while True:
+        gc.collect()
+        alive = [r for r in refs if r() is not None]
+        if not alive:
+            break
+        assert time.monotonic() < deadline, f"{len(alive)} closed connection(s) still held after 60 s"
+        time.sleep(0.01)
     assert len(broker.scheduler._heap) <= 2 * before + 1
