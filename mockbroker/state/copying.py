@@ -18,27 +18,42 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_IMMUTABLE = frozenset({int, str, float, bool, bytes, type(None), uuid.UUID, complex})
+_IMMUTABLE: frozenset[type] = frozenset({int, str, float, bool, bytes, type(None), uuid.UUID, complex})
+
+# What copy_value does with a value, by its exact type (found once per type, then one dict lookup a value).
+_KEEP, _DICT, _LIST, _OTHER = 0, 1, 2, 3
+_KINDS: dict[type, int] = {kind: _KEEP for kind in _IMMUTABLE}
+_KINDS.update({dict: _DICT, list: _LIST})
+
+
+def _kind_of(kind: type) -> int:
+    """What copy_value does with values of a type (found once per type)."""
+    action = _KEEP if issubclass(kind, enum.Enum) else _OTHER
+    _KINDS[kind] = action
+    return action
 
 
 def copy_value(value: Any, memo: dict[int, Any]) -> Any:
     """value copied for a snapshot: immutable values as they are, dicts and lists here, the rest by deepcopy."""
     kind = type(value)
-    if kind in _IMMUTABLE or isinstance(value, enum.Enum):
+    action = _KINDS.get(kind)
+    if action is None:
+        action = _kind_of(kind)
+    if action == _KEEP:
         return value
     done = memo.get(id(value))
     if done is not None:
         return done
-    if kind is dict:
+    if action == _DICT:
         new_dict: dict[Any, Any] = {}
         memo[id(value)] = new_dict
         for key, item in value.items():
             new_dict[copy_value(key, memo)] = copy_value(item, memo)
         return new_dict
-    if kind is list:
+    if action == _LIST:
         new_list: list[Any] = []
         memo[id(value)] = new_list
-        new_list.extend(copy_value(item, memo) for item in value)
+        new_list.extend([copy_value(item, memo) for item in value])
         return new_list
     return copy.deepcopy(value, memo)
 
