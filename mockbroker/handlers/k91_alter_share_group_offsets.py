@@ -14,12 +14,12 @@ StartOffset with nothing in flight, as Kafka's persister initializes it.
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
-from mockbroker.authorization.access import Access, AclOperation, Call, ResourceType, extend, then, with_list
+from mockbroker.authorization.access import AclOperation
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
+from mockbroker.handlers.support.group_authorization import share_offsets_check
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -34,19 +34,14 @@ def error_response(req: Msg, code: ErrorCode, version: int, message: str | None 
     return Msg(throttle_time_ms=0, error_code=code, error_message=message, responses=[])
 
 
-def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
-    if not access.may(AclOperation.READ, ResourceType.GROUP, req.group_id):
-        return error_response(req, ErrorCode.GROUP_AUTHORIZATION_FAILED, header.api_version)
-    names = [t.topic_name for t in req.topics]
-    allowed = set(access.topics(AclOperation.READ, names))
-    refused: list[Any] = [Msg(topic_name=t.topic_name, topic_id=ZERO_UUID, partitions=[
+def refused_topic(t: Msg) -> Msg:
+    """A topic the client may not read: each of its partitions TOPIC_AUTHORIZATION_FAILED."""
+    return Msg(topic_name=t.topic_name, topic_id=ZERO_UUID, partitions=[
         Msg(partition_index=p.partition_index, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=None)
-        for p in t.partitions]) for t in req.topics if t.topic_name not in allowed]
-    return then(call(with_list(req, "topics", [t for t in req.topics if t.topic_name in allowed])),
-                extend("responses", refused))
+        for p in t.partitions])
 
 
-@handler(API_KEY, 0, 0, authorize=authorize, error_response=error_response)
+@handler(API_KEY, 0, 0, authorize=share_offsets_check(AclOperation.READ, refused_topic), error_response=error_response)
 def handle_alter_share_group_offsets(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     if not req.group_id:

@@ -13,12 +13,12 @@ group's share.auto.offset.reset, and DescribeShareGroupOffsets shows them as nev
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
-from mockbroker.authorization.access import Access, AclOperation, Call, ResourceType, extend, then, with_list
+from mockbroker.authorization.access import AclOperation
 from mockbroker.context import RequestContext
-from mockbroker.dispatch import HandlerResult, handler
+from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
+from mockbroker.handlers.support.group_authorization import share_offsets_check
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -33,17 +33,13 @@ def error_response(req: Msg, code: ErrorCode, version: int, message: str | None 
     return Msg(throttle_time_ms=0, error_code=code, error_message=message, responses=[])
 
 
-def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
-    if not access.may(AclOperation.DELETE, ResourceType.GROUP, req.group_id):
-        return error_response(req, ErrorCode.GROUP_AUTHORIZATION_FAILED, header.api_version)
-    allowed = set(access.topics(AclOperation.READ, [t.topic_name for t in req.topics]))
-    refused: list[Any] = [Msg(topic_name=t.topic_name, topic_id=ZERO_UUID, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                              error_message="Topic authorization failed.") for t in req.topics if t.topic_name not in allowed]
-    return then(call(with_list(req, "topics", [t for t in req.topics if t.topic_name in allowed])),
-                extend("responses", refused))
+def refused_topic(t: Msg) -> Msg:
+    """A topic the client may not read: TOPIC_AUTHORIZATION_FAILED on the topic."""
+    return Msg(topic_name=t.topic_name, topic_id=ZERO_UUID, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+               error_message="Topic authorization failed.")
 
 
-@handler(API_KEY, 0, 0, authorize=authorize, error_response=error_response)
+@handler(API_KEY, 0, 0, authorize=share_offsets_check(AclOperation.DELETE, refused_topic), error_response=error_response)
 def handle_delete_share_group_offsets(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
     if not req.group_id:
