@@ -57,8 +57,10 @@ class Version:
 @dataclass
 class SchemaRegistry:
     """Every subject, schema, config and mode of one registry (see the module's docstring)."""
-    compatibility: str = "BACKWARD"
+    compatibility: str | None = None  # the global level set through /config; None: default_compatibility
     mode: str = "READWRITE"
+    default_compatibility: str = "BACKWARD"  # schema.compatibility.level (envregistry.py)
+    mode_mutability: bool = True  # mode.mutability: False refuses PUT and DELETE /mode (42205)
     subjects: dict[str, list[Version]] = field(default_factory=dict)
     schemas: dict[int, ParsedSchema] = field(default_factory=dict)
     ids: dict[str, int] = field(default_factory=dict)  # identity (type, canonical text, references) -> id
@@ -122,7 +124,7 @@ class SchemaRegistry:
     def compatibility_of(self, subject: str | None) -> str:
         if subject is not None and subject in self.subject_compatibility:
             return self.subject_compatibility[subject]
-        return self.compatibility
+        return self.compatibility or self.default_compatibility
 
     def mode_of(self, subject: str | None) -> str:
         if subject is not None and subject in self.subject_mode:
@@ -341,17 +343,19 @@ class SchemaRegistry:
         return level.upper()
 
     def delete_compatibility(self, subject: str | None) -> str:
-        """Drop the subject's level (or reset the global one to BACKWARD); the level it had."""
+        """Drop the subject's level (or the global one: back to the default level); the level it had."""
         level = self.compatibility_of(subject)
         if subject is None:
-            self.compatibility = "BACKWARD"
-            self.journal.append((store.config_key(None), {"compatibilityLevel": "BACKWARD"}))
+            if self.compatibility is not None:
+                self.compatibility = None
+                self.journal.append((store.config_key(None), None))
         elif self.subject_compatibility.pop(subject, None) is not None:
             self.journal.append((store.config_key(subject), None))
         return level
 
     def delete_mode(self, subject: str | None) -> str:
         """Drop the subject's mode (or reset the global one to READWRITE); the mode it had."""
+        self._mode_mutable()
         mode = self.mode_of(subject)
         if subject is None:
             self.mode = "READWRITE"
@@ -360,8 +364,13 @@ class SchemaRegistry:
             self.journal.append((store.mode_key(subject), None))
         return mode
 
+    def _mode_mutable(self) -> None:
+        if not self.mode_mutability:
+            raise RegistryError(422, 42205, "Mode changes are not allowed")
+
     def set_mode(self, subject: str | None, mode: object, force: bool = False) -> str:
         """Set the global or the subject's mode; IMPORT only where no live schema is yet (or with `force`)."""
+        self._mode_mutable()
         if not isinstance(mode, str) or mode.upper() not in MODES:
             raise RegistryError(422, 42204, f"Invalid mode. Valid values are {', '.join(MODES)}")
         if mode.upper() == "IMPORT" and self.mode_of(subject) != "IMPORT" and not force and (

@@ -41,7 +41,7 @@ def _apply(registry: SchemaRegistry, key: dict[str, Any], value: dict[str, Any] 
     elif kind == "CONFIG":
         level = str(value["compatibilityLevel"]) if value is not None else None
         if subject is None:
-            registry.compatibility = level or "BACKWARD"
+            registry.compatibility = level  # None (a tombstone): back to the default level
         elif level is None:
             registry.subject_compatibility.pop(subject, None)
         else:
