@@ -80,7 +80,7 @@ def container(env: dict[str, str], *args: str, health_interval: str | None = "1s
     None keeps the image's own HEALTHCHECK timing; volumes are HOST:CONTAINER bind mounts. The image's Schema
     Registry goes to a free port unless `env` places it or `registry_default` keeps the image's 8081."""
     if not registry_default and not {"MOCKBROKER_SCHEMA_REGISTRY_PORT", "SCHEMA_REGISTRY_LISTENERS"} & set(env):
-        env = {**env, "MOCKBROKER_SCHEMA_REGISTRY_PORT": str(free_port())}
+        env = {**env, "MOCKBROKER_SCHEMA_REGISTRY_PORT": "0"}  # a free port, chosen by the registry
     options = ["--network", "host", "--name", f"mockbroker-test-{uuid.uuid4().hex[:10]}"]
     for volume in volumes:
         options += ["--volume", volume]
