@@ -229,6 +229,7 @@ async def serve(settings: BrokerSettings) -> int:
     from mockbroker.errors import KafkaError
     from mockbroker.extras import MissingExtraError
     from mockbroker.gc_tuning import FreezeSurvivors, freeze_now
+    from mockbroker.registry.runner import configure as configure_registry
     from mockbroker.server import MockBroker
     from mockbroker.storage import DataDirError
 
@@ -255,6 +256,9 @@ async def serve(settings: BrokerSettings) -> int:
     except OSError as exc:
         await broker.stop()
         return _fail(bind_error(broker, exc), 1)
+    # the registry's level, mode mutability and auth (--http-auth none opens it too), before an await lets a request in
+    configure_registry(broker.schema_registry, settings.registry.compatibility, settings.registry.mode_mutability,
+                       settings.http_auth)  # registry/runner.py
     control = None
     if settings.http_port is not None:
         try:
@@ -273,7 +277,6 @@ async def serve(settings: BrokerSettings) -> int:
     freezer = FreezeSurvivors(loop).install()  # and what survives later (mockbroker/gc_tuning.py)
     print(listening_line(broker), flush=True)
     if broker.schema_registry is not None:
-        broker.schema_registry.api.auth = settings.http_auth  # --http-auth none opens the registry too
         print(f"mockbroker schema registry on {broker.schema_registry_url}", flush=True)
     if any(lst.security_protocol in ("SSL", "SASL_SSL") for lst in broker.listeners) and broker.tls.ca_file:
         print(f"mockbroker TLS CA certificate in {settings.ssl_ca_out or broker.tls.ca_file}", flush=True)

@@ -55,6 +55,7 @@ from mockbroker.envparsers import (
     TopicSpec,
     parse_topics,
 )
+from mockbroker.envregistry import RegistrySettings, registry_settings
 from mockbroker.envtable import (
     BY_SETTING,
     BY_VARIABLE,
@@ -155,6 +156,7 @@ class BrokerSettings:
     http_port: int | None = None
     http_auth: str = "basic"  # the HTTP endpoint's authentication: basic (over the SASL users, if any) or none
     schema_registry_port: int | None = None  # a Schema Registry beside the broker (0: a free port)
+    registry: RegistrySettings = field(default_factory=RegistrySettings)  # its level and mode mutability
     log_level: str = "WARNING"
     unknown: dict[str, str] = field(default_factory=dict)  # setting -> origin: not modelled here
     ignored: dict[str, str] = field(default_factory=dict)  # setting -> origin: known, no effect here
@@ -517,7 +519,7 @@ def build_settings(env: Mapping[str, str], flags: Flags | None = None) -> Broker
     out.http_port = props.value("mockbroker.http.port")
     out.http_host = props.value("mockbroker.http.host") or props.value("mockbroker.host") or DEFAULT_HOST
     out.http_auth = props.value("mockbroker.http.auth", "basic")
-    out.schema_registry_port = props.value("mockbroker.schema.registry.port")
+    out.schema_registry_port, out.registry = registry_settings(props)  # envregistry.py
     out.log_level = props.value("mockbroker.log.level", "WARNING")
     out.brokers = props.value("mockbroker.brokers", 1)
     out.defaults = props.value("mockbroker.defaults", "kafka")

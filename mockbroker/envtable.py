@@ -25,6 +25,7 @@ from mockbroker.envparsers import (
     separator,
     text,
 )
+from mockbroker.envregistry import boolean, compatibility_level, kafkastore_topic, registry_listener
 from mockbroker.personas import KAFKA_VERSIONS
 
 # Image plumbing, not broker settings: accepted silently (JVM, logging, image scripts, image-level
@@ -134,6 +135,14 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("MOCKBROKER_HTTP_AUTH",           None,                                      "mockbroker.http.auth",   choice("the HTTP auth", ("basic", "none")), True),
     # a Schema Registry beside the broker (mockbroker/registry); 0: a free port
     EnvVar("MOCKBROKER_SCHEMA_REGISTRY_PORT", None,                                     "mockbroker.schema.registry.port", integer("the Schema Registry port", 0, 65535), True),
+    # cp-schema-registry's names where they apply (mockbroker/envregistry.py): its listener wins over the port above
+    EnvVar("SCHEMA_REGISTRY_LISTENERS",      None,                                      "schema.registry.listeners", registry_listener, True),
+    EnvVar("SCHEMA_REGISTRY_SCHEMA_COMPATIBILITY_LEVEL", None,                          "schema.registry.schema.compatibility.level", compatibility_level, True),
+    EnvVar("SCHEMA_REGISTRY_AVRO_COMPATIBILITY_LEVEL", None,                            "schema.registry.avro.compatibility.level", compatibility_level, True),
+    EnvVar("SCHEMA_REGISTRY_MODE_MUTABILITY", None,                                     "schema.registry.mode.mutability", boolean, True),
+    EnvVar("SCHEMA_REGISTRY_KAFKASTORE_TOPIC", None,                                    "schema.registry.kafkastore.topic", kafkastore_topic, True),
+    EnvVar("SCHEMA_REGISTRY_HOST_NAME",      None,                                      "schema.registry.host.name", accepted),
+    EnvVar("SCHEMA_REGISTRY_KAFKASTORE_BOOTSTRAP_SERVERS", None,                        "schema.registry.kafkastore.bootstrap.servers", accepted),
     EnvVar("MOCKBROKER_LOG_LEVEL",           None,                                      "mockbroker.log.level",   log_level, True),
     EnvVar("MOCKBROKER_BROKERS",             None,                                      "mockbroker.brokers",     integer("the broker count", 1, 64), True),
     # test: start from the test defaults (mockbroker/settings.py TEST_DEFAULTS: group.initial.rebalance.delay.ms=0), as the

@@ -79,6 +79,11 @@ ENV_BAD_VALUES: dict[str, list[str]] = {
                                "com.sun.security.auth.module.Krb5LoginModule required;"],
     "KAFKA_LISTENER_NAME_SASL__PLAINTEXT_PLAIN_SASL_JAAS_CONFIG": [
         "org.apache.kafka.common.security.scram.ScramLoginModule required;"],
+    "SCHEMA_REGISTRY_LISTENERS": ["nope", "ftp://0.0.0.0:8081", "http://h:99999", "http://a:1,http://b:2"],
+    "SCHEMA_REGISTRY_SCHEMA_COMPATIBILITY_LEVEL": ["sideways"],
+    "SCHEMA_REGISTRY_AVRO_COMPATIBILITY_LEVEL": ["sideways"],
+    "SCHEMA_REGISTRY_MODE_MUTABILITY": ["maybe"],
+    "SCHEMA_REGISTRY_KAFKASTORE_TOPIC": ["_other_schemas"],
 }
 # JAAS values are not echoed whole (they hold passwords): the message names the part at fault.
 SHOWN_PART = {
@@ -98,6 +103,8 @@ ENV_FREE_TEXT = {
     "KAFKA_HOST_NAME": "any host name, as --host", "KAFKA_ADVERTISED_HOST_NAME": "any host name",
     "KAFKA_CREATE_TOPICS_SEPARATOR": "any separator",
     "MOCKBROKER_HOST": "as --host", "MOCKBROKER_HTTP_HOST": "as --http-host",
+    "SCHEMA_REGISTRY_HOST_NAME": "accepted, no effect: the registry is in the broker's process",
+    "SCHEMA_REGISTRY_KAFKASTORE_BOOTSTRAP_SERVERS": "accepted, no effect: the registry's store is the broker itself",
 }
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockbroker.errors import KafkaError
 from mockbroker.http import acls, fault_rules, metrics, snapshots, topic_configs
+from mockbroker.http.decoded import registry_decoder
 from mockbroker.http.records import read_records, record_json
 from mockbroker.http.request import (
     DEFAULT_LIMIT,
@@ -170,7 +171,8 @@ class JsonApi:
         except DecodeError as exc:  # a stored batch whose records do not decode (no traceback, no 500)
             raise HttpError(422, "corrupt_batch", f"a stored batch of {t.name} does not decode: {exc}; "
                             "its raw bytes are under /topics/{name}/batches?raw=true") from None
-        return {"topic": t.name, "records": [record_json(r) for r in out],
+        decoded = registry_decoder(self.broker)  # http/decoded.py: registry-framed keys and values decoded
+        return {"topic": t.name, "records": [record_json(r) | (decoded(r) if decoded else {}) for r in out],
                 "next_offsets": {str(p): o for p, o in next_offsets.items()}}
 
     def batches(self, req: Request) -> Any:

@@ -7,8 +7,10 @@ Served: subjects and versions (register, look up, list, get, `?deleted=true`, so
 schemas by id (schema, subjects, versions), /schemas/types, /config and /config/{subject}, /compatibility
 (with `verbose`), /mode and /mode/{subject} (READWRITE, READONLY); schemaType AVRO, JSON and PROTOBUF
 (`?format=serialized`: a Protobuf schema as its base64 descriptor), references and /referencedby, IMPORT
-mode. Not served: contexts, metadata and rules. When the broker has SASL users every request needs HTTP
-Basic credentials of one of them (security/basic_auth.py), else 401 with Confluent's body.
+mode, schemas' `metadata` and `ruleSet` (kept and returned, rules not executed: registry/contracts.py), and
+GET /contexts (the default context "." alone). Not served: other contexts. When the broker has SASL users
+every request needs HTTP Basic credentials of one of them (security/basic_auth.py), else 401 with
+Confluent's body.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ class RegistryApi:
     def route(self, method: str, parts: list[str], request: web.BaseRequest, body: Any) -> Any:
         routes: dict[str, Callable[[str, list[str], web.BaseRequest, Any], Any]] = {
             "subjects": self.subjects, "schemas": self.schemas, "config": self.config,
-            "compatibility": self.compatibility, "mode": self.mode}
+            "compatibility": self.compatibility, "mode": self.mode, "contexts": self.contexts}
         if not parts:
             if method == "GET":
                 return {}
@@ -128,7 +130,8 @@ class RegistryApi:
                 return reg.subject_names(deleted=deleted)
             case "POST", [subject]:
                 v = reg.lookup(subject, body.get("schema"), body.get("schemaType", "AVRO"), deleted=deleted,
-                               references=body.get("references"), normalize=_flag(request, "normalize"))
+                               references=body.get("references"), normalize=_flag(request, "normalize"),
+                               contract=body)
                 return self._version_body(subject, v)
             case "DELETE", [subject]:
                 return reg.delete_subject(subject, permanent=_flag(request, "permanent"))
@@ -137,7 +140,7 @@ class RegistryApi:
             case "POST", [subject, "versions"]:
                 return {"id": reg.register(subject, body.get("schema"), body.get("schemaType", "AVRO"),
                                            body.get("references"), _flag(request, "normalize"),
-                                           _given(body, "id", 0), _given(body, "version", 1))}
+                                           _given(body, "id", 0), _given(body, "version", 1), body)}
             case "GET", [subject, "versions", version]:
                 return self._version_body(subject, reg.version(subject, version, deleted=deleted),
                                           request.query.get("format"))
@@ -223,6 +226,14 @@ class RegistryApi:
         if _flag(request, "verbose"):
             answer["messages"] = messages
         return answer
+
+    def contexts(self, method: str, rest: list[str], request: web.BaseRequest, body: Any) -> Any:
+        """GET /contexts: the default context "." only (schema contexts are not served)."""
+        if rest:
+            raise RegistryError(404, 404, "HTTP 404 Not Found")
+        if method != "GET":
+            raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
+        return ["."]
 
     @staticmethod
     def _not_found(method: str, rest: list[str], methods: list[str]) -> RegistryError:

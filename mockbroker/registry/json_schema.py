@@ -8,12 +8,12 @@ the first registered text, minified, its key order kept. `referenced` maps a ref
 target, registry/references.py) to the referenced schema's JSON, which `$ref`s to it resolve to.
 
 `differences(original, update)` is Confluent's JSON Schema diff (its json-schema-provider's SchemaDiff): the
-changes from `original` (the writer) to `update` (the reader), each a Difference with Confluent's type name
-and JSON path; the ones not in COMPATIBLE are incompatibilities. Compared: the kind of schema (object, array,
-string, number/integer, boolean, null, enum, combined anyOf/oneOf/allOf and lists of types), an object's
-properties, required list and content model (open, closed, partially open by additionalProperties or
-patternProperties), string lengths and pattern, number bounds and multipleOf, array items and bounds, enum
-values, and local `$ref`s. Simplified: `not`, `const`, `dependencies`, `if/then/else`, tuple `items` and
+changes from `original` (the writer) to `update` (the reader), each a Difference (registry/differences.py)
+with Confluent's type name and JSON path; the ones RULES does not call compatible are incompatibilities.
+Compared: the kind of schema (object, array, string, number/integer, boolean, null, enum, combined
+anyOf/oneOf/allOf and lists of types), an object's properties, required list and content model (open,
+closed, partially open by additionalProperties or patternProperties), string lengths and pattern, number
+bounds and multipleOf, array items and bounds, enum values, and local `$ref`s. Simplified: `not`, `const`, `dependencies`, `if/then/else`, tuple `items` and
 `unevaluated*` are compared as equal-or-TYPE_CHANGED, and combined schemas match their subschemas greedily
 (Confluent does a bipartite matching).
 """
@@ -27,9 +27,10 @@ from typing import Any
 
 from mockbroker.bounded_json import JsonLimitError, loads
 from mockbroker.registry.avro import InvalidSchema
+from mockbroker.registry.differences import Difference, Rules
 
 MAX_DEPTH = 200
-COMPATIBLE = frozenset({
+_COMPATIBLE = frozenset({
     "ID_CHANGED", "DESCRIPTION_CHANGED", "TITLE_CHANGED", "DEFAULT_CHANGED", "SCHEMA_REMOVED", "TYPE_EXTENDED",
     "MAX_LENGTH_INCREASED", "MAX_LENGTH_REMOVED", "MIN_LENGTH_DECREASED", "MIN_LENGTH_REMOVED", "PATTERN_REMOVED",
     "MAXIMUM_INCREASED", "MAXIMUM_REMOVED", "MINIMUM_DECREASED", "MINIMUM_REMOVED", "EXCLUSIVE_MAXIMUM_INCREASED",
@@ -49,7 +50,7 @@ _KEYWORD = "The keyword at path '{path}' in the {reader} schema is not present i
 _MORE = "The value at path '{path}' in the {reader} schema is more than its value in the {writer} schema"
 _LESS = "The value at path '{path}' in the {reader} schema is less than its value in the {writer} schema"
 _TYPE = "A type at path '{path}' is different between the {reader} schema and the {writer} schema"
-DESCRIPTIONS: dict[str, str] = {
+_DESCRIPTIONS: dict[str, str] = {
     **dict.fromkeys(("MAXIMUM_ADDED", "MINIMUM_ADDED", "EXCLUSIVE_MAXIMUM_ADDED", "EXCLUSIVE_MINIMUM_ADDED",
                      "MULTIPLE_OF_ADDED", "MAX_LENGTH_ADDED", "MIN_LENGTH_ADDED", "PATTERN_ADDED",
                      "REQUIRED_ATTRIBUTE_ADDED", "MAX_PROPERTIES_ADDED", "MIN_PROPERTIES_ADDED", "MAX_ITEMS_ADDED",
@@ -81,22 +82,7 @@ DESCRIPTIONS: dict[str, str] = {
         "path '{path}' which is missing in the {writer} schema and is not covered by its partially open content "
         "model",
 }
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One change from the original (writer) schema to the update (reader), by Confluent's type name."""
-    type: str
-    path: str
-
-    @property
-    def compatible(self) -> bool:
-        return self.type in COMPATIBLE
-
-    def message(self, reader: str, writer: str) -> str:
-        """Confluent's verbose message, naming the schemas' roles ("new", "old")."""
-        text = DESCRIPTIONS.get(self.type, "").replace("{path}", self.path)
-        return f'{{errorType:"{self.type}", description:"{text.replace("{reader}", reader).replace("{writer}", writer)}"}}'
+RULES = Rules(_COMPATIBLE, _DESCRIPTIONS)
 
 
 @dataclass
@@ -148,7 +134,7 @@ class _Differ:
     seen: set[tuple[int, int, str]] = field(default_factory=set)
 
     def add(self, kind: str, path: str) -> None:
-        self.found.append(Difference(kind, path or "#/"))
+        self.found.append(Difference(kind, path or "#/", RULES))
 
     def compatible_probe(self, original: Any, update: Any, path: str) -> tuple[bool, list[Difference]]:
         probe = _Differ(self.original_root, self.update_root, seen=set(self.seen))

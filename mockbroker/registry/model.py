@@ -17,10 +17,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockbroker.registry import contracts, store
 from mockbroker.registry import references as refs
 from mockbroker.registry import schemas as types
-from mockbroker.registry import store
 from mockbroker.registry.avro import InvalidSchema
+from mockbroker.registry.contracts import Contract
 from mockbroker.registry.references import Reference
 from mockbroker.registry.schemas import ParsedSchema
 
@@ -57,12 +58,15 @@ class Version:
 @dataclass
 class SchemaRegistry:
     """Every subject, schema, config and mode of one registry (see the module's docstring)."""
-    compatibility: str = "BACKWARD"
+    compatibility: str | None = None  # the global level set through /config; None: default_compatibility
     mode: str = "READWRITE"
+    default_compatibility: str = "BACKWARD"  # schema.compatibility.level (envregistry.py)
+    mode_mutability: bool = True  # mode.mutability: False refuses PUT and DELETE /mode (42205)
     subjects: dict[str, list[Version]] = field(default_factory=dict)
     schemas: dict[int, ParsedSchema] = field(default_factory=dict)
     ids: dict[str, int] = field(default_factory=dict)  # identity (type, canonical text, references) -> id
     references: dict[int, tuple[Reference, ...]] = field(default_factory=dict)  # a schema's, by its id
+    contracts: dict[int, Contract] = field(default_factory=dict)  # metadata/ruleSet (contracts.py), by id
     subject_compatibility: dict[str, str] = field(default_factory=dict)
     subject_mode: dict[str, str] = field(default_factory=dict)
     next_id: int = 1
@@ -104,15 +108,26 @@ class SchemaRegistry:
                 if v.schema_id == schema_id and (deleted or not v.deleted)]
 
     def lookup(self, subject: str, text: str, schema_type: str = "AVRO", deleted: bool = False,
-               references: object = None, normalize: bool = False) -> Version:
-        """The subject's version holding this schema; 40401 (no such subject) or 40403 (not under it)."""
+               references: object = None, normalize: bool = False, contract: object = None) -> Version:
+        """The subject's version holding this schema (with this metadata and ruleSet when given, whatever
+        they are when not); 40401 (no such subject) or 40403 (not under it)."""
         versions = self.versions(subject, deleted=deleted)
         parsed, used = self.parse_schema(text, schema_type, references, normalize)
-        schema_id = self.ids.get(identity(parsed, used))
+        given = self.contract(contract)
+        wanted = identity(parsed, used) + contracts.identity(given)
         for v in versions:
-            if v.schema_id == schema_id:
+            held = identity(self.schemas[v.schema_id], self.references.get(v.schema_id, ()))
+            if (self._key(v.schema_id) if given else held) == wanted:
                 return v
         raise RegistryError(404, 40403, "Schema not found")
+
+    @staticmethod
+    def contract(body: object) -> Contract:
+        """The metadata and ruleSet of a request body (registry/contracts.py); 42201 when malformed."""
+        try:
+            return contracts.read(body) if isinstance(body, dict) else {}
+        except ValueError as exc:
+            raise invalid_schema(f"Invalid schema: {exc}") from None
 
     def listing(self) -> list[dict[str, Any]]:
         """Every version of every subject, soft-deleted ones too: subject, version, id, schema, deleted."""
@@ -122,7 +137,7 @@ class SchemaRegistry:
     def compatibility_of(self, subject: str | None) -> str:
         if subject is not None and subject in self.subject_compatibility:
             return self.subject_compatibility[subject]
-        return self.compatibility
+        return self.compatibility or self.default_compatibility
 
     def mode_of(self, subject: str | None) -> str:
         if subject is not None and subject in self.subject_mode:
@@ -131,16 +146,20 @@ class SchemaRegistry:
 
     # -- registering -----------------------------------------------------------------------------
     def register(self, subject: str, text: str, schema_type: str = "AVRO", references: object = None,
-                 normalize: bool = False, schema_id: int | None = None, version: int | None = None) -> int:
+                 normalize: bool = False, schema_id: int | None = None, version: int | None = None,
+                 contract: object = None) -> int:
         """Register the schema under the subject (a new version unless it is there); its id. With `schema_id`
         or `version` (IMPORT mode only) those are the schema's id and version, and no compatibility is checked.
         42201 invalid (or a reference to nothing), 409 incompatible, 42205 the mode forbids it or the id or
         version holds another schema, 42207 the subject holds the schema under another id."""
         check_subject(subject)
         parsed, used = self.parse_schema(text, schema_type, references, normalize)
-        key = identity(parsed, used)
-        existing = self.ids.get(key)
         versions = self.subjects.get(subject, [])
+        latest = next((v.schema_id for v in reversed(versions) if not v.deleted), None)
+        # `contract`: the body; its metadata and ruleSet, each the latest live version's when not given
+        given = contracts.inherit(self.contract(contract), self.contracts.get(latest, {}) if latest else {})
+        key = identity(parsed, used) + contracts.identity(given)
+        existing = self.ids.get(key)
         for v in versions:  # the subject holds it already: its id back
             if not v.deleted and (v.schema_id == existing or v.schema_id == schema_id and self._key(v.schema_id) == key):
                 if schema_id is not None and schema_id != v.schema_id:
@@ -167,6 +186,8 @@ class SchemaRegistry:
             self.schemas[schema_id] = parsed
             if used:
                 self.references[schema_id] = used
+            if given:
+                self.contracts[schema_id] = given
         number = self._next_version(subject) if version is None else version
         if any(v.version == number for v in versions):
             raise RegistryError(422, 42205, f"Overwrite new schema with version {number} is not permitted.")
@@ -176,7 +197,8 @@ class SchemaRegistry:
         return schema_id
 
     def _key(self, schema_id: int) -> str:
-        return identity(self.schemas[schema_id], self.references.get(schema_id, ()))
+        return (identity(self.schemas[schema_id], self.references.get(schema_id, ()))
+                + contracts.identity(self.contracts.get(schema_id)))
 
     def _check_register_mode(self, subject: str, imported: bool) -> None:
         """Confluent's rule: READONLY refuses, an id or version needs IMPORT, and without one READWRITE."""
@@ -204,7 +226,7 @@ class SchemaRegistry:
             body["schemaType"] = schema.schema_type
         if self.references.get(schema_id):
             body["references"] = [r.body() for r in self.references[schema_id]]
-        return body
+        return body | self.contracts.get(schema_id, {})
 
     def _next_version(self, subject: str) -> int:
         """Versions keep counting past deleted ones (Confluent's next version after the highest it had)."""
@@ -319,6 +341,7 @@ class SchemaRegistry:
             key = self._key(schema_id)
             del self.schemas[schema_id]
             self.references.pop(schema_id, None)
+            self.contracts.pop(schema_id, None)
             if self.ids.get(key) == schema_id:  # (an imported id may share its schema with another id)
                 del self.ids[key]
 
@@ -341,17 +364,19 @@ class SchemaRegistry:
         return level.upper()
 
     def delete_compatibility(self, subject: str | None) -> str:
-        """Drop the subject's level (or reset the global one to BACKWARD); the level it had."""
+        """Drop the subject's level (or the global one: back to the default level); the level it had."""
         level = self.compatibility_of(subject)
         if subject is None:
-            self.compatibility = "BACKWARD"
-            self.journal.append((store.config_key(None), {"compatibilityLevel": "BACKWARD"}))
+            if self.compatibility is not None:
+                self.compatibility = None
+                self.journal.append((store.config_key(None), None))
         elif self.subject_compatibility.pop(subject, None) is not None:
             self.journal.append((store.config_key(subject), None))
         return level
 
     def delete_mode(self, subject: str | None) -> str:
         """Drop the subject's mode (or reset the global one to READWRITE); the mode it had."""
+        self._mode_mutable()
         mode = self.mode_of(subject)
         if subject is None:
             self.mode = "READWRITE"
@@ -360,8 +385,13 @@ class SchemaRegistry:
             self.journal.append((store.mode_key(subject), None))
         return mode
 
+    def _mode_mutable(self) -> None:
+        if not self.mode_mutability:
+            raise RegistryError(422, 42205, "Mode changes are not allowed")
+
     def set_mode(self, subject: str | None, mode: object, force: bool = False) -> str:
         """Set the global or the subject's mode; IMPORT only where no live schema is yet (or with `force`)."""
+        self._mode_mutable()
         if not isinstance(mode, str) or mode.upper() not in MODES:
             raise RegistryError(422, 42204, f"Invalid mode. Valid values are {', '.join(MODES)}")
         if mode.upper() == "IMPORT" and self.mode_of(subject) != "IMPORT" and not force and (

@@ -13,7 +13,8 @@ text as registered, or for a descriptor its `.proto` rendering (`render`), as Co
 MessageSchemaDiff, FieldSchemaDiff): package, messages and enums added/removed/moved, fields by number
 (added, removed, renamed, their kind: scalar/enum, message, map; scalars by wire-compatible group), required
 fields (proto2), oneofs and fields moved into them, repeated-ness of numeric fields, message types compared
-by their local name and then field by field. Differences not in COMPATIBLE are incompatibilities.
+by their local name and then field by field, each change a Difference (registry/differences.py); the ones
+RULES does not call compatible are incompatibilities, all described by one template naming the change.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 
 from mockbroker.extras import require
 from mockbroker.registry.avro import InvalidSchema
+from mockbroker.registry.differences import Difference, Rules
 
 require("google.protobuf", "the Schema Registry's Protobuf support")
 descriptor_pb2 = importlib.import_module("google.protobuf.descriptor_pb2")  # (no type stubs: imported by name)
@@ -38,10 +40,12 @@ FDP = descriptor_pb2.FileDescriptorProto
 F = descriptor_pb2.FieldDescriptorProto
 
 MAIN_FILE = "schema.proto"  # the file name a schema given as text is compiled under
-COMPATIBLE = frozenset({"MESSAGE_ADDED", "MESSAGE_MOVED", "ENUM_ADDED", "ENUM_REMOVED", "ENUM_CONST_ADDED",
+_COMPATIBLE = frozenset({"MESSAGE_ADDED", "MESSAGE_MOVED", "ENUM_ADDED", "ENUM_REMOVED", "ENUM_CONST_ADDED",
                         "ENUM_CONST_CHANGED", "ENUM_CONST_REMOVED", "FIELD_ADDED", "FIELD_REMOVED",
                         "FIELD_NAME_CHANGED", "FIELD_STRING_OR_BYTES_LABEL_CHANGED", "ONEOF_ADDED", "ONEOF_REMOVED",
                         "ONEOF_FIELD_ADDED"})
+RULES = Rules(_COMPATIBLE, fallback="The {reader} schema has a change at path '{path}' that the {writer} schema's "
+                                    "data does not allow ({type})")
 SCALARS = {F.TYPE_DOUBLE: "double", F.TYPE_FLOAT: "float", F.TYPE_INT64: "int64", F.TYPE_UINT64: "uint64",
            F.TYPE_INT32: "int32", F.TYPE_FIXED64: "fixed64", F.TYPE_FIXED32: "fixed32", F.TYPE_BOOL: "bool",
            F.TYPE_STRING: "string", F.TYPE_BYTES: "bytes", F.TYPE_UINT32: "uint32", F.TYPE_SFIXED32: "sfixed32",
@@ -310,21 +314,6 @@ def _reserved(kind: Any, indent: str, exclusive_end: bool) -> list[str]:
 
 
 # -- compatibility -------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Difference:
-    """One change from the original (writer) schema to the update (reader), by Confluent's type name."""
-    type: str
-    path: str
-
-    @property
-    def compatible(self) -> bool:
-        return self.type in COMPATIBLE
-
-    def message(self, reader: str, writer: str) -> str:
-        return (f'{{errorType:"{self.type}", description:"The {reader} schema has a change at path '
-                f"'{self.path}' that the {writer} schema's data does not allow ({self.type})\"}}")
-
-
 @dataclass
 class _Types:
     """Every message and enum of a schema and its imports by full name (".pkg.Name"), with its package."""
@@ -356,7 +345,7 @@ class _Differ:
     seen: set[str] = field(default_factory=set)  # full names of the original's messages compared
 
     def add(self, kind: str, path: str) -> None:
-        self.found.append(Difference(kind, path))
+        self.found.append(Difference(kind, path, RULES))
 
     def compare_types(self, path: str, old: Any, new: Any, prefix: str) -> None:
         """Messages and enums of one scope (a file or a message, `prefix` its full name) by name."""

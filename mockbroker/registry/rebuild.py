@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mockbroker.bounded_json import JsonLimitError, loads
+from mockbroker.registry import contracts
 from mockbroker.registry.model import RegistryError, SchemaRegistry, Version, identity
 from mockbroker.registry.store import TOPIC
 
@@ -41,7 +42,7 @@ def _apply(registry: SchemaRegistry, key: dict[str, Any], value: dict[str, Any] 
     elif kind == "CONFIG":
         level = str(value["compatibilityLevel"]) if value is not None else None
         if subject is None:
-            registry.compatibility = level or "BACKWARD"
+            registry.compatibility = level  # None (a tombstone): back to the default level
         elif level is None:
             registry.subject_compatibility.pop(subject, None)
         else:
@@ -71,10 +72,13 @@ def _apply_schema(registry: SchemaRegistry, subject: str, number: int, value: di
         if schema_id not in registry.schemas:
             parsed, used = registry.parse_schema(value["schema"], value.get("schemaType", "AVRO"),
                                                  value.get("references"))
+            contract = contracts.read(value)  # metadata and ruleSet (ValueError: skipped as unreadable)
             registry.schemas[schema_id] = parsed
-            registry.ids.setdefault(identity(parsed, used), schema_id)
+            registry.ids.setdefault(identity(parsed, used) + contracts.identity(contract), schema_id)
             if used:
                 registry.references[schema_id] = used
+            if contract:
+                registry.contracts[schema_id] = contract
         registry.next_id = max(registry.next_id, schema_id + 1)
         versions.append(Version(number, schema_id, bool(value.get("deleted", False))))
         versions.sort(key=lambda v: v.version)

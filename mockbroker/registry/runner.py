@@ -76,6 +76,19 @@ def _append(cluster: Cluster, appender: Appender, clock: Clock, records: list[st
     appender.append_records(topic.partitions[0], memoryview(batch), PRODUCE_VERSION, now, None)
 
 
+def configure(server: RegistryServer | None, default_compatibility: str | None, mode_mutability: bool,
+              auth: str) -> None:
+    """The command's settings for a started registry (mockbroker/envregistry.py): the level it falls back to
+    where no global level was set (what the `_schemas` topic holds wins), whether its mode may change, and its
+    authentication ("none": open even when the broker has SASL users)."""
+    if server is None:
+        return
+    if default_compatibility is not None:
+        server.registry.default_compatibility = default_compatibility
+    server.registry.mode_mutability = mode_mutability
+    server.api.auth = auth
+
+
 def registry_of(server: RegistryServer | None) -> SchemaRegistry:
     """The running registry's state; RuntimeError when the broker has none."""
     if server is None:

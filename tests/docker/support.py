@@ -43,9 +43,9 @@ def entrypoint_argv() -> list[str]:
 
 
 def clean_env(extra: Mapping[str, str]) -> dict[str, str]:
-    """This process's environment without any KAFKA_* / MOCKBROKER_* / CLUSTER_ID, plus `extra`."""
+    """This process's environment without any KAFKA_* / MOCKBROKER_* / SCHEMA_REGISTRY_* / CLUSTER_ID, plus `extra`."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("KAFKA_", "MOCKBROKER_")) and k != "CLUSTER_ID"}
+           if not k.startswith(("KAFKA_", "MOCKBROKER_", "SCHEMA_REGISTRY_")) and k != "CLUSTER_ID"}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra)
     return env

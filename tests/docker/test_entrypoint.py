@@ -192,7 +192,7 @@ def test_the_example_compose_stack_runs_offline() -> None:
     env = _with_ports(compose_env(), {29092: internal, 9092: external, 9093: controller, 29094: secure})
     env = {k: v.replace("mockbroker:", "127.0.0.2:") for k, v in env.items()}
     env["MOCKBROKER_HTTP_PORT"] = str(http)
-    env = {**image_env(), **env}
+    env = {**image_env(), **env, "MOCKBROKER_SCHEMA_REGISTRY_PORT": ""}  # not the shared machine's port 8081
     assert env["MOCKBROKER_HOST"] == "0.0.0.0"
     with entrypoint(env) as ep:
         assert ep.read_line() == f"mockbroker control endpoint on http://localhost:{http}"

@@ -165,7 +165,7 @@ def test_the_sasl_compose_example_runs_offline() -> None:
     local, mounted = volume.split(":")[:2]
     assert mounted in env["KAFKA_OPTS"]
     env["KAFKA_OPTS"] = env["KAFKA_OPTS"].replace(mounted, str(DOCKER / local))
-    env = {**image_env(), **env, "MOCKBROKER_HTTP_PORT": ""}
+    env = {**image_env(), **env, "MOCKBROKER_HTTP_PORT": "", "MOCKBROKER_SCHEMA_REGISTRY_PORT": ""}
     with entrypoint(env) as ep:
         assert ep.lines[0] == f"mockbroker listening on 0.0.0.0:{port} (advertised as 127.0.0.1:{port}) [SASL_PLAINTEXT]"
         args = [a.replace("mockbroker:9092", f"127.0.0.1:{port}").replace("/examples/", f"{DOCKER}/examples/")

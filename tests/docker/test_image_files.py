@@ -64,12 +64,13 @@ def test_the_dockerfile_builds_from_a_debian_base_non_root_and_runs_the_command_
     user = [rest for w, rest in ins if w == "USER"]
     assert user and not user[-1].startswith(("root", "0"))
     assert words.index("USER") < words.index("ENTRYPOINT")
-    assert ("EXPOSE", "9092 8080") in ins
+    assert ("EXPOSE", "9092 8080 8081") in ins
     assert ("ENTRYPOINT", '["mockbroker"]') in ins
     [health] = [rest for w, rest in ins if w == "HEALTHCHECK"]
     assert re.search(r'CMD \["mockbroker", "healthcheck"', health) and "--timeout" in health
     assert image_env()["MOCKBROKER_HOST"] == "0.0.0.0"
     assert image_env()["MOCKBROKER_HTTP_PORT"] == "8080"
+    assert image_env()["MOCKBROKER_SCHEMA_REGISTRY_PORT"] == "8081"  # cp-schema-registry's port
     assert image_env()["MOCKBROKER_DEFAULTS"] == "test"  # group.initial.rebalance.delay.ms=0 in the image
     ignore = (DOCKER / "Dockerfile.dockerignore").read_text()
     assert all(f"!{name}" in ignore.splitlines() for name in ("mockbroker/", "setup.py", "LICENSE", "NOTICE"))
@@ -86,7 +87,7 @@ def test_the_compose_broker_has_an_internal_an_external_and_a_sasl_listener() ->
                            ListenerSpec("SECURE", "0.0.0.0", 29094, "mockbroker", 29094, "SASL_PLAINTEXT")]
     assert s.broker_kwargs()["users"] == {"alice": "alice-secret"}
     assert [spec.name for spec in s.unbound_listeners] == ["CONTROLLER"]
-    assert s.unknown == {} and s.http_port == 8080 and s.http_host == "0.0.0.0"
+    assert s.unknown == {} and s.http_port == 8080 and s.http_host == "0.0.0.0" and s.schema_registry_port == 8081
     assert [t.name for t in s.topics] == ["orders"]
     for client in ("producer", "consumer"):
         service = compose["services"][client]
@@ -113,7 +114,7 @@ def test_the_files_the_image_copies_are_enough_to_run(tmp_path: Path) -> None:
     assert (tmp_path / "mockbroker" / "cli.py").exists() and (tmp_path / "mockbroker" / "protocol").is_dir()
     site = sysconfig.get_paths()["purelib"]
     env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{site}", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           **image_env(), "MOCKBROKER_PORT": "0", "MOCKBROKER_HTTP_PORT": ""}
+           **image_env(), "MOCKBROKER_PORT": "0", "MOCKBROKER_HTTP_PORT": "", "MOCKBROKER_SCHEMA_REGISTRY_PORT": ""}
     env["MOCKBROKER_HOST"] = "127.0.0.1"
     proc = subprocess.Popen([sys.executable, "-S", "-m", "mockbroker"], cwd="/", env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

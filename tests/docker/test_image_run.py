@@ -8,7 +8,8 @@ takes effect inside the container; the HTTP control endpoint answers; SIGTERM st
 as a non-root user; a bad setting exits 2 with one message; docker/compose.yaml with the host-network
 override (docker/compose.host.yaml) comes up with docker-compose and its kcat producer and Python consumer
 containers (images built locally from the same Debian base) move the example records; a volume on
-KAFKA_LOG_DIRS keeps topics and records across a container restart.
+KAFKA_LOG_DIRS keeps topics and records across a container restart; the Schema Registry answers on 8081 by
+default and takes cp-schema-registry's variables.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from __future__ import annotations
 import base64
 import json
 import os
+import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -72,9 +75,12 @@ def wait_for(what: str, predicate: Any, timeout: float = WAIT) -> Any:
 
 @contextmanager
 def container(env: dict[str, str], *args: str, health_interval: str | None = "1s",
-              volumes: tuple[str, ...] = ()) -> Iterator[str]:
+              volumes: tuple[str, ...] = (), registry_default: bool = False) -> Iterator[str]:
     """A detached container of the image on the host's network; removed at the end. health_interval
-    None keeps the image's own HEALTHCHECK timing; volumes are HOST:CONTAINER bind mounts."""
+    None keeps the image's own HEALTHCHECK timing; volumes are HOST:CONTAINER bind mounts. The image's Schema
+    Registry goes to a free port unless `env` places it or `registry_default` keeps the image's 8081."""
+    if not registry_default and not {"MOCKBROKER_SCHEMA_REGISTRY_PORT", "SCHEMA_REGISTRY_LISTENERS"} & set(env):
+        env = {**env, "MOCKBROKER_SCHEMA_REGISTRY_PORT": "0"}  # a free port, chosen by the registry
     options = ["--network", "host", "--name", f"mockbroker-test-{uuid.uuid4().hex[:10]}"]
     for volume in volumes:
         options += ["--volume", volume]
@@ -134,9 +140,10 @@ def test_the_image_runs_mockbroker_as_a_non_root_user_with_its_healthcheck_and_p
     config = json.loads(docker("image", "inspect", IMAGE).stdout)[0]["Config"]
     assert config["User"] == f"{IMAGE_USER}:{IMAGE_USER}"
     assert config["Entrypoint"] == ["mockbroker"]
-    assert set(config["ExposedPorts"]) == {"9092/tcp", "8080/tcp"}
+    assert set(config["ExposedPorts"]) == {"9092/tcp", "8080/tcp", "8081/tcp"}
     env = dict(item.split("=", 1) for item in config["Env"])
     assert env["MOCKBROKER_HOST"] == "0.0.0.0" and env["MOCKBROKER_HTTP_PORT"] == "8080"
+    assert env["MOCKBROKER_SCHEMA_REGISTRY_PORT"] == "8081"
     assert env["MOCKBROKER_DEFAULTS"] == "test"
     assert config["Healthcheck"]["Test"][:3] == ["CMD", "mockbroker", "healthcheck"]
     # No pip, no compilers, no sources in the image: the venv runs Debian's python3.
@@ -220,6 +227,68 @@ def test_the_http_control_endpoint_answers() -> None:
         confluent_produce(f"127.0.0.1:{port}", "payments", [b"one", b"two"])
         records = http_json(f"{base}/topics/payments/records?partition=0")["records"]
         assert [r["value"] for r in records] == ["one", "two"]
+
+
+def registry_json(url: str, body: dict[str, Any] | None = None, method: str | None = None) -> tuple[int, Any]:
+    """The status and JSON body of a Schema Registry request (its 4xx answers included)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method,
+                                     headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return resp.status, json.load(resp)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+
+
+def registry_up(base: str) -> bool:
+    try:
+        return registry_json(f"{base}/subjects")[0] == 200
+    except OSError:
+        return False
+
+
+SCHEMA = json.dumps({"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]})
+
+
+def test_the_image_serves_a_schema_registry_on_8081_by_default() -> None:
+    """As cp-schema-registry: GET /subjects on port 8081 with nothing configured; a schema registered there is
+    kept in the broker's `_schemas` topic (the control endpoint sees it)."""
+    with socket.socket() as probe:  # the host's network: the image's fixed port must be free here
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(("127.0.0.1", 8081))
+    env, _, http = loopback_env()  # MOCKBROKER_HOST=127.0.0.1: the registry binds the broker's host
+    with container(env, registry_default=True) as cid:
+        wait_for("healthy", lambda: health(cid) == "healthy")
+        base = "http://127.0.0.1:8081"
+        wait_for("the registry answering", lambda: registry_up(base))
+        assert registry_json(f"{base}/subjects") == (200, [])
+        assert registry_json(f"{base}/subjects/orders-value/versions", {"schema": SCHEMA}) == (200, {"id": 1})
+        assert registry_json(f"{base}/subjects") == (200, ["orders-value"])
+        assert registry_json(f"{base}/config") == (200, {"compatibilityLevel": "BACKWARD"})
+        topic = http_json(f"http://127.0.0.1:{http}/topics/_schemas")
+        assert len(topic["partitions"]) == 1 and topic["config"]["cleanup.policy"] == "compact"
+        assert "mockbroker schema registry on http://127.0.0.1:8081" in logs(cid)
+        assert "Traceback" not in logs(cid)
+
+
+def test_cp_schema_registry_variables_take_effect_inside_the_container() -> None:
+    env, _, _ = loopback_env()
+    registry = free_port()
+    env.update({"SCHEMA_REGISTRY_LISTENERS": f"http://0.0.0.0:{registry}",
+                "SCHEMA_REGISTRY_HOST_NAME": "schema-registry",
+                "SCHEMA_REGISTRY_KAFKASTORE_BOOTSTRAP_SERVERS": "PLAINTEXT://mockbroker:9092",
+                "SCHEMA_REGISTRY_SCHEMA_COMPATIBILITY_LEVEL": "full_transitive",
+                "SCHEMA_REGISTRY_MODE_MUTABILITY": "false"})
+    with container(env) as cid:
+        wait_for("healthy", lambda: health(cid) == "healthy")
+        base = f"http://127.0.0.1:{registry}"
+        wait_for("the registry answering", lambda: registry_up(base))
+        assert registry_json(f"{base}/config") == (200, {"compatibilityLevel": "FULL_TRANSITIVE"})
+        status, body = registry_json(f"{base}/mode", {"mode": "READONLY"}, method="PUT")
+        assert (status, body["error_code"]) == (422, 42205)
+        assert registry_json(f"{base}/mode") == (200, {"mode": "READWRITE"})
+        assert "Traceback" not in logs(cid)
 
 
 def test_sigterm_stops_it_with_exit_0_and_it_runs_as_the_non_root_user() -> None:

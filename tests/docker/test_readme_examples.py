@@ -63,7 +63,7 @@ def test_every_curl_example_answers_json(control: tuple[MockBroker, int]) -> Non
 # -- the docs' `run: docker-tier` blocks, in the image tier --------------------------------------------
 # The tier runs on the host's network with a private daemon that has no bridge, so each command runs as
 # written except: the ports it names (9092-9094, 8080) become free ones, published ports (`-p`) become
-# `--network host` with the broker on 127.0.0.1, `mockbroker` the image is the tier's image, a named volume
+# `--network host` with the broker on 127.0.0.1 (its Schema Registry on a free port), `mockbroker` the image is the tier's image, a named volume
 # gets a unique name, a build uses the host's network (so the tier's build cache serves it), and a container
 # runs detached until it listens, then is stopped (exit 0).
 
@@ -131,6 +131,8 @@ def tier_command(command: str, ports: dict[int, int], image: str, name: str, cwd
         settings.setdefault("MOCKBROKER_HOST", "127.0.0.1")
         settings.setdefault("MOCKBROKER_PORT", str(ports[9092]))
     settings.update(MOCKBROKER_HTTP_HOST="127.0.0.1", MOCKBROKER_HTTP_PORT=str(ports[8080]))
+    if "SCHEMA_REGISTRY_LISTENERS" not in settings:  # the image's registry: a free port, not the host's 8081
+        settings.setdefault("MOCKBROKER_SCHEMA_REGISTRY_PORT", "0")
     for key, value in settings.items():
         out += ["--env", f"{key}={value}"]
     return TierCommand(env, [*out, image, *(with_ports(w, ports) for w in words[i + 1:])], True, volumes)
@@ -150,7 +152,8 @@ def tier_compose(text: str, ports: dict[int, int], image: str) -> str:
         if line.strip() == "environment:":
             indent = " " * (len(line) - len(line.lstrip()) + 2)
             out += [f"{indent}KAFKA_LISTENERS: PLAINTEXT://127.0.0.1:{ports[9092]}",
-                    f"{indent}MOCKBROKER_HTTP_HOST: 127.0.0.1", f"{indent}MOCKBROKER_HTTP_PORT: {ports[8080]}"]
+                    f"{indent}MOCKBROKER_HTTP_HOST: 127.0.0.1", f"{indent}MOCKBROKER_HTTP_PORT: {ports[8080]}",
+                    f'{indent}MOCKBROKER_SCHEMA_REGISTRY_PORT: "0"']
     return "\n".join(out) + "\n"
 
 
@@ -166,7 +169,8 @@ def test_a_docs_docker_run_becomes_a_detached_loopback_run_of_the_tier_image(tmp
                        "c1", tmp_path)
     assert cmd.detached and cmd.argv[:7] == ["docker", "run", "--detach", "--network", "host", "--name", "c1"]
     assert "-p" not in cmd.argv and "--rm" not in cmd.argv and cmd.argv[-3:] == ["img:test", "--topic", "orders:3"]
-    assert {"MOCKBROKER_HOST=127.0.0.1", "MOCKBROKER_PORT=20000", "MOCKBROKER_HTTP_PORT=20010"} <= set(cmd.argv)
+    assert {"MOCKBROKER_HOST=127.0.0.1", "MOCKBROKER_PORT=20000", "MOCKBROKER_HTTP_PORT=20010",
+            "MOCKBROKER_SCHEMA_REGISTRY_PORT=0"} <= set(cmd.argv)
     cluster = tier_command("docker run --rm --network host -v \"$PWD/certs:/certs\" -v kafka-data:/data "
                            "-e KAFKA_LISTENERS=PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093 mockbroker",
                            ports, "img:test", "c2", tmp_path)
@@ -184,6 +188,7 @@ def test_a_docs_compose_file_goes_on_the_host_network_with_the_tier_image() -> N
     text = tier_compose(block.text, tier_ports(20000, 20010), "img:test")
     assert "image: img:test" in text and "ports:" not in text and "network_mode: host" in text
     assert "KAFKA_LISTENERS: PLAINTEXT://127.0.0.1:20000" in text and "localhost:20000" in text
+    assert 'MOCKBROKER_SCHEMA_REGISTRY_PORT: "0"' in text
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ def test_replay_rebuilds_the_same_registry_and_skips_what_it_cannot_read() -> No
     assert replay(again, raw) == 3  # the broken key, the unknown keytype, the invalid schema; NOOP is fine
     assert again.subjects == reg.subjects and again.ids == reg.ids and again.next_id == reg.next_id
     assert again.subject_compatibility == {"a": "FULL"} and again.subject_mode == {"a": "READONLY"}
-    assert again.compatibility == "BACKWARD"  # the global level was never written: the default
+    assert again.compatibility is None and again.compatibility_of(None) == "BACKWARD"  # never written: the default
     assert again.journal == []
 
 

@@ -1,11 +1,29 @@
 // A topic's page: its configs (the ones set on it and those a broker setting changes, then every
 // effective config on demand) and its records, newest first, filtered and paged, live on the first page.
 // A record shows compact (one line per cell, cut with an ellipsis); its button expands the whole record.
+// A key or value in the Schema Registry's wire format shows decoded through its schema (auto and json).
 
 import { get, on } from "./api.js";
-import { debounce, formatTime, h, message, showData, table } from "./dom.js";
+import { compactJson, debounce, formatTime, h, message, showData, table } from "./dom.js";
 
 const enc = encodeURIComponent;
+
+// A record's key or value: decoded through the registry when the broker did (`key_decoded`/`value_decoded`)
+// and the format shows data (auto, json), with its schema id; else its bytes (with why they did not decode).
+function showPart(r, part, format, open) {
+  const raw = showData(r[part], r[`${part}_encoding`], format, open);
+  const decoded = r[`${part}_decoded`];
+  if (!decoded || (format !== "auto" && format !== "json")) return raw;
+  if (decoded.error) {
+    return h("span", { class: "undecoded" }, raw,
+      h("span", { class: "muted decode-error" }, `schema ${decoded.schema_id}: ${decoded.error}`));
+  }
+  const badge = h("span", { class: "schema-id", title: `${decoded.schema_type} schema ${decoded.schema_id} (Schema Registry)` },
+    `#${decoded.schema_id}`);
+  const data = open ? h("pre", { class: "json decoded" }, JSON.stringify(decoded.data, null, 2))
+    : h("code", { class: "data json decoded" }, compactJson(decoded.data));
+  return h("span", { class: "registry" }, badge, data);
+}
 
 function field(label, input, hint) {
   const id = `f-${input.name}`;
@@ -94,8 +112,8 @@ export async function records(main, [name]) {
         tr.querySelector("button.expand").focus();
       } }, open ? "collapse" : "expand");
     return [String(r.partition), String(r.offset), h("span", { title: r.timestamp_type }, formatTime(r.timestamp)),
-      showData(r.key, r.key_encoding, format, open),
-      h("div", { class: "value" }, showData(r.value, r.value_encoding, format, open), toggle),
+      showPart(r, "key", format, open),
+      h("div", { class: "value" }, showPart(r, "value", format, open), toggle),
       r.headers.length ? h("ul", { class: "headers" }, r.headers.map((x) => h("li", {}, h("b", {}, x.key), ": ",
         showData(x.value, x.value_encoding, format, open)))) : null];
   };
