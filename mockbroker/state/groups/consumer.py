@@ -163,6 +163,14 @@ class ConsumerGroup:
         self.partition_epochs: dict[tuple[uuid.UUID, int], int] = {}
         self.subscription_metadata: dict[str, tuple[uuid.UUID, int]] = {}
         self.dead = False
+        # Members whose records (metadata, target, current assignment) may have changed since the coordinator
+        # log last took them (take_changed_members), in order: it writes theirs only, as Kafka writes records.
+        self.changed_members: dict[str, None] = {}
+
+    def take_changed_members(self) -> list[str]:
+        """The members touched since the last call (added, changed, removed, target moved), and forget them."""
+        touched, self.changed_members = list(self.changed_members), {}
+        return touched
 
     # -- state -------------------------------------------------------------------------------------
     @property
@@ -194,6 +202,7 @@ class ConsumerGroup:
         if old is not None:
             self._release_partitions(old)
         self.members[member.member_id] = member
+        self.changed_members[member.member_id] = None
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member.member_id
         for tp in _partitions(member.assigned) | _partitions(member.pending_revocation):
@@ -209,6 +218,7 @@ class ConsumerGroup:
         if member is None:
             return None
         self._release_partitions(member)
+        self.changed_members[member_id] = None
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             del self.static_members[member.instance_id]
         return member
@@ -409,6 +419,7 @@ class ConsumerGroup:
             members.append(AssignMember(m.member_id, m.instance_id, ids))
         current = {mid: self.target.get(mid, {}) for mid in self.members}
         self.target = ASSIGNORS[name](members, topics, current)
+        self.changed_members.update((mid, None) for mid, t in self.target.items() if current.get(mid) != t)
         self.assignment_epoch = self.group_epoch
 
     # -- leaving -----------------------------------------------------------------------------------
