@@ -38,6 +38,7 @@ from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.protocol.messages import Msg
 from mockbroker.state.groups.common import GROUP_AUTHORIZED_OPERATIONS, GroupHost, GroupSummary, MemberSummary
 from mockbroker.state.groups.consumer_assignors import ASSIGNORS, AssignMember
+from mockbroker.state.groups.consumer_subscriptions import SubscriptionCounts, member_topics
 from mockbroker.state.groups.offsets import CommittedOffset
 from mockbroker.state.groups.states import ConsumerState, MemberState, consumer_group_state
 from mockbroker.state.seeding import random_base64_id
@@ -162,7 +163,16 @@ class ConsumerGroup:
         self.target: dict[str, Assignment] = {}
         self.partition_epochs: dict[tuple[uuid.UUID, int], int] = {}
         self.subscription_metadata: dict[str, tuple[uuid.UUID, int]] = {}
+        self.subscriptions = SubscriptionCounts()  # what the members subscribe to, counted
         self.dead = False
+        # Members whose records (metadata, target, current assignment) may have changed since the coordinator
+        # log last took them (take_changed_members), in order: it writes theirs only, as Kafka writes records.
+        self.changed_members: dict[str, None] = {}
+
+    def take_changed_members(self) -> list[str]:
+        """The members touched since the last call (added, changed, removed, target moved), and forget them."""
+        touched, self.changed_members = list(self.changed_members), {}
+        return touched
 
     # -- state -------------------------------------------------------------------------------------
     @property
@@ -193,7 +203,10 @@ class ConsumerGroup:
         old = self.members.get(member.member_id)
         if old is not None:
             self._release_partitions(old)
+            self.subscriptions.add(old, -1)
         self.members[member.member_id] = member
+        self.subscriptions.add(member)
+        self.changed_members[member.member_id] = None
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member.member_id
         for tp in _partitions(member.assigned) | _partitions(member.pending_revocation):
@@ -209,27 +222,18 @@ class ConsumerGroup:
         if member is None:
             return None
         self._release_partitions(member)
+        self.subscriptions.add(member, -1)
+        self.changed_members[member_id] = None
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             del self.static_members[member.instance_id]
         return member
 
     # -- topics ------------------------------------------------------------------------------------
-    def _resolve_topics(self, members: list[ConsumerMember]) -> set[str]:
-        names: set[str] = set()
-        cluster = self.coordinator.cluster
-        for m in members:
-            names.update(m.subscribed_topic_names)
-            if m.subscribed_topic_regex:
-                pattern = re.compile(m.subscribed_topic_regex)
-                names.update(t for t, topic in cluster.topics.items()
-                             if not topic.internal and pattern.fullmatch(t))
-        return names
-
     def _member_topics(self, member: ConsumerMember) -> set[str]:
-        return self._resolve_topics([member])
+        return member_topics(self.coordinator.cluster, member)
 
     def subscribed_topic_names(self) -> set[str]:
-        return self._resolve_topics(list(self.members.values()))
+        return self.subscriptions.topics(self.coordinator.cluster)
 
     def _metadata_for(self, names: set[str]) -> dict[str, tuple[uuid.UUID, int]]:
         out = {}
@@ -344,11 +348,9 @@ class ConsumerGroup:
                 or sorted(updated.subscribed_topic_names) != sorted(member.subscribed_topic_names)
                 or (updated.subscribed_topic_regex or None) != (member.subscribed_topic_regex or None))
 
-        view = dict(self.members)
-        if replaced is not None:
-            view.pop(replaced, None)
-        view[updated.member_id] = updated
-        metadata = self._metadata_for(self._resolve_topics(list(view.values())))
+        # The subscribed topics as they are about to be: updated in, the member it replaces out.
+        gone = [self.members[i] for i in dict.fromkeys((updated.member_id, replaced)) if i in self.members]
+        metadata = self._metadata_for(self.subscriptions.topics(self.coordinator.cluster, gone, updated))
         if metadata != self.subscription_metadata:
             self.subscription_metadata = metadata
             bump = True
@@ -409,6 +411,7 @@ class ConsumerGroup:
             members.append(AssignMember(m.member_id, m.instance_id, ids))
         current = {mid: self.target.get(mid, {}) for mid in self.members}
         self.target = ASSIGNORS[name](members, topics, current)
+        self.changed_members.update((mid, None) for mid, t in self.target.items() if current.get(mid) != t)
         self.assignment_epoch = self.group_epoch
 
     # -- leaving -----------------------------------------------------------------------------------
