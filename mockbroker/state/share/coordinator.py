@@ -201,7 +201,11 @@ class ShareCoordinator:
         if change is None:
             return
         partition = self.cluster.partition(key[1], key[2])
+        # The partition's leader epoch; -1 (not checked) when a share-state API stored a higher one: this
+        # broker's leader is never stale, and a test writing epochs by hand must not fence it.
         leader_epoch = partition.leader_epoch if partition is not None else -1
+        if leader_epoch < state.leader_epoch:
+            leader_epoch = -1
         ranges, replace = change
         self.store.write(skey, state.state_epoch, leader_epoch, sp.start_offset, ranges, self.now_ms(), replace=replace)
 

@@ -26,6 +26,8 @@ partition of __share_group_state) and is None while records are replayed.
 from __future__ import annotations
 
 import base64
+import binascii
+import re
 import uuid
 from bisect import bisect_right
 from collections.abc import Callable
@@ -57,6 +59,30 @@ def kafka_uuid_text(value: uuid.UUID) -> str:
 def coordinator_key(key: StateKey) -> str:
     """SharePartitionKey.asCoordinatorKey: "group:topicId:partition", what places the key in the topic."""
     return f"{key[0]}:{kafka_uuid_text(key[1])}:{key[2]}"
+
+
+def parse_coordinator_key(text: str) -> StateKey:
+    """SharePartitionKey.getInstance("group:topicId:partition"); ValueError when it is not one (as Kafka's
+    validate: three parts, a group id not blank, a base64 topic id of 16 bytes, an int partition)."""
+    tokens = text.split(":")
+    while tokens and tokens[-1] == "":
+        tokens.pop()  # Java's String.split drops trailing empty strings
+    if len(tokens) != 3:
+        raise ValueError(f"Invalid key format: expected - groupId:topicId:partition, found -  {text}")
+    group, topic, partition = tokens
+    if not group.strip():
+        raise ValueError("GroupId must be alphanumeric string")
+    try:
+        if len(topic) > 24:
+            raise ValueError(topic)
+        raw = base64.b64decode(topic + "=" * (-len(topic) % 4), altchars=b"-_", validate=True)
+    except (ValueError, binascii.Error):
+        raise ValueError(f"Invalid topic ID: {topic}") from None
+    if len(raw) != 16:
+        raise ValueError(f"Invalid topic ID: {topic}")
+    if not re.fullmatch(r"[+-]?[0-9]+", partition) or not -2**31 <= int(partition) < 2**31:
+        raise ValueError(f"Invalid partition: {partition}")
+    return group.strip(), uuid.UUID(bytes=raw), int(partition)
 
 
 def overlay(ranges: list[Range], new: list[Range], start_offset: int) -> list[Range]:
@@ -111,6 +137,11 @@ class PersistedState:
     updates_since_snapshot: int = 0
 
 
+def _known(known: bool) -> None:
+    if not known:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+
 def _batches(ranges: list[Range]) -> list[StateBatch]:
     return [StateBatch(f, la, s, c) for f, la, s, c in ranges]
 
@@ -122,11 +153,13 @@ class ShareStateStore:
         self.updates_per_snapshot = updates_per_snapshot
 
     # -- the operations ----------------------------------------------------------------------------
-    def initialize(self, key: StateKey, state_epoch: int, start_offset: int, now_ms: int) -> PersistedState:
+    def initialize(self, key: StateKey, state_epoch: int, start_offset: int, now_ms: int, *,
+                   known: bool = True) -> PersistedState:
+        """`known`: whether the topic partition exists (UNKNOWN_TOPIC_OR_PARTITION, after the epoch check)."""
         old = self.states.get(key)
         if old is not None and state_epoch != -1 and old.state_epoch > state_epoch:
-            raise KafkaError(ErrorCode.FENCED_STATE_EPOCH, "The share coordinator rejected the request because "
-                             "the share-group state epoch did not match.")
+            raise KafkaError(ErrorCode.FENCED_STATE_EPOCH)
+        _known(known)
         state = PersistedState(state_epoch=state_epoch, leader_epoch=0 if old is None else old.leader_epoch,
                                snapshot_epoch=0 if old is None else old.snapshot_epoch + 1, start_offset=start_offset,
                                create_timestamp=now_ms, write_timestamp=now_ms)
@@ -135,7 +168,7 @@ class ShareStateStore:
         return state
 
     def write(self, key: StateKey, state_epoch: int, leader_epoch: int, start_offset: int, batches: list[Range],
-              now_ms: int, *, replace: bool = False) -> None:
+              now_ms: int, *, replace: bool = False, known: bool = True) -> None:
         """Overlay batches (and the start offset, unless -1) on the state; `replace`: the batches are the
         whole state (written as a snapshot)."""
         state = self.states.get(key)
@@ -145,6 +178,7 @@ class ShareStateStore:
             raise KafkaError(ErrorCode.FENCED_LEADER_EPOCH)
         if state_epoch != -1 and state.state_epoch > state_epoch:
             raise KafkaError(ErrorCode.FENCED_STATE_EPOCH)
+        _known(known)
         new_start = state.start_offset if start_offset == -1 else start_offset
         state.batches = overlay([] if replace else state.batches, batches, new_start)
         state.start_offset = new_start
@@ -158,27 +192,32 @@ class ShareStateStore:
             state.updates_since_snapshot += 1
             self._write_update(key, state, start_offset, batches)
 
-    def read(self, key: StateKey, leader_epoch: int) -> PersistedState:
+    def read(self, key: StateKey, leader_epoch: int, *, known: bool = True) -> PersistedState:
         state = self.states.get(key)
         if state is None:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Read operation on uninitialized share partition not allowed.")
         if state.leader_epoch > leader_epoch:
             raise KafkaError(ErrorCode.FENCED_LEADER_EPOCH)
+        _known(known)
         if leader_epoch != -1 and leader_epoch != state.leader_epoch:
             state.leader_epoch = leader_epoch
             state.updates_since_snapshot += 1
             self._write_update(key, state, state.start_offset, [])
         return state
 
-    def summary(self, key: StateKey) -> tuple[int, int, int]:
-        """(start offset, leader epoch, state epoch); (-1, 0, 0) for a partition never initialized."""
+    def summary(self, key: StateKey, *, known: bool = True) -> tuple[int, int, int, int]:
+        """(start offset, leader epoch, state epoch, delivery complete count: the offsets from the start
+        acknowledged or archived); (-1, 0, 0, -1) for a partition never initialized."""
+        _known(known)
         state = self.states.get(key)
         if state is None:
-            return -1, 0, 0
-        return state.start_offset, state.leader_epoch, state.state_epoch
+            return -1, 0, 0, -1
+        done = sum(last - first + 1 for first, last, s, _ in state.batches if s in (2, 4))
+        return state.start_offset, state.leader_epoch, state.state_epoch, done
 
-    def delete(self, key: StateKey) -> bool:
+    def delete(self, key: StateKey, *, known: bool = True) -> bool:
         """The state gone, a tombstone written; False when there was none (nothing written)."""
+        _known(known)
         if self.states.pop(key, None) is None:
             return False
         self._emit(key, [(encode_key(ShareStateKey(SHARE_SNAPSHOT, *key)), None)])
