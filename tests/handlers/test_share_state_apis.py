@@ -15,10 +15,11 @@ from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.share_state_records import SHARE_SNAPSHOT, SHARE_UPDATE, decode_key, decode_value
 from mockbroker.server import MockBroker
-from mockbroker.state.cluster.internal_topics import SHARE_STATE_TOPIC
+from mockbroker.state.cluster.internal_topics import SHARE_STATE_TOPIC, partition_for
 from mockbroker.state.share.persisted import coordinator_key
 from tests.handlers.conftest import make_batch, produce
 from tests.handlers.test_admin_configs import incremental
+from tests.handlers.test_share_group_configs import alter_offsets, delete_offsets
 from tests.handlers.test_share_groups import acquired, heartbeat, share_fetch
 from tests.rawclient import RawClient
 
@@ -213,3 +214,35 @@ def test_find_coordinator_names_the_share_coordinator_and_others_answer_not_coor
         assert (wrong.error_code, wrong.error_message) == (
             ErrorCode.NOT_COORDINATOR, "Unable to read share group state: This is not the correct coordinator.")
         assert one(read(home, topic_id)).error_code == 0
+
+
+def test_alter_and_delete_share_group_offsets_go_through_the_share_coordinators_state(
+        mockbroker: MockBroker, client: RawClient, topic_id: uuid.UUID) -> None:
+    produce(client, "q", make_batch(*[f"v{i}".encode() for i in range(5)]))
+    assert alter_offsets(client, "sg", {("q", 0): 3}).error_code == 0
+    s = one(summary(client, topic_id))
+    assert (s.start_offset, s.state_epoch) == (3, 0)  # initialized there
+    assert alter_offsets(client, "sg", {("q", 0): 1}).error_code == 0
+    s = one(summary(client, topic_id))
+    assert (s.start_offset, s.state_epoch) == (1, 1)  # initialized again, at the next state epoch
+    assert delete_offsets(client, "sg", ["q"]).responses[0].error_code == 0
+    assert one(summary(client, topic_id)).start_offset == -1
+    assert state_records(mockbroker)[-1][0::2] == (SHARE_SNAPSHOT, None)
+
+
+def test_the_share_coordinator_moves_with_its_partitions_leader(cluster: MockBroker) -> None:
+    topic_id = cluster.node.cluster.topic("q").topic_id
+    key = coordinator_key(("sg", topic_id, 0))
+    with connect_to(cluster, 1) as c:
+        [found] = c.request(FIND_COORDINATOR, 6, {"key_type": SHARE_KEY, "coordinator_keys": [key]}).coordinators
+    with connect_to(cluster, found.node_id) as home:
+        assert one(initialize(home, topic_id, start_offset=4)).error_code == 0
+    index = partition_for(key, len(cluster.node.cluster.topic(SHARE_STATE_TOPIC).partitions))
+    new_home = next(n for n in (1, 2, 3) if n != found.node_id)
+    cluster.node_control.move_leader(SHARE_STATE_TOPIC, index, new_home)
+    with connect_to(cluster, new_home) as c, connect_to(cluster, found.node_id) as old:
+        [moved] = c.request(FIND_COORDINATOR, 6, {"key_type": SHARE_KEY, "coordinator_keys": [key]}).coordinators
+        assert moved.node_id == new_home
+        assert one(read(old, topic_id)).error_code == ErrorCode.NOT_COORDINATOR
+        p = one(read(c, topic_id))
+        assert (p.error_code, p.start_offset) == (0, 4)  # the state moved with the leadership

@@ -290,14 +290,14 @@ class ShareCoordinator:
 
     def alter_offsets(self, group_id: str, topic: str, index: int, start_offset: int) -> None:
         """AlterShareGroupOffsets of one partition (the group checked by `offsets_alterable`): the share
-        partition starts again at start_offset with nothing in flight."""
-        sp = self.share_partition(group_id, topic, index)
+        partition starts again at start_offset with nothing in flight; its state is initialized again (state
+        epoch 0 the first time, then one more each time), as Kafka's group coordinator does."""
         skey = self._state_key((group_id, topic, index))
-        if sp is not None and skey is not None:
-            sp.records.clear()
-            sp.start_offset = sp.end_offset = start_offset
+        if skey is not None and self.cluster.partition(topic, index) is not None:
             state = self.store.states.get(skey)
             self.store.initialize(skey, 0 if state is None else state.state_epoch + 1, start_offset, self.now_ms())
+            self.partitions.pop((group_id, topic, index), None)
+            self.share_partition(group_id, topic, index)  # made again from the state just written
         self._changed()
 
     def offsets_alterable(self, group_id: str, *, create: bool) -> None:
