@@ -220,9 +220,9 @@ class ShareCoordinator:
         """Persisted state read back at start: each share partition made from it, its group (empty) made."""
         self.store.states.update(state)
         names = {t.topic_id: t.name for t in self.cluster.topics.values()}
-        for group_id, topic_id, index in state:
-            if topic_id in names:
-                self.groups.setdefault(group_id, ShareGroup(group_id))
+        for (group_id, topic_id, index), persisted in state.items():
+            self.groups.setdefault(group_id, ShareGroup(group_id))
+            if topic_id in names and persisted.start_offset >= 0:
                 self.share_partition(group_id, names[topic_id], index)
 
     def acquire(self, group_id: str, member_id: str, topic: str, index: int, max_records: int,

@@ -52,9 +52,6 @@ def view(sp: SharePartition) -> list[Range]:
 
 def changes(sp: SharePartition, state: PersistedState) -> tuple[list[Range], bool] | None:
     """(ranges to write, replace) to bring `state` to the live partition; None when nothing changed."""
-    if state.start_offset != sp.start_offset and any(b[1] >= sp.start_offset and b[0] < state.start_offset
-                                                     for b in state.batches):
-        return view(sp), True  # the start moved back over persisted ranges (offsets altered): write it all
     live = {o: v for o, rec in sp.records.items() if (v := _persisted_value(rec)) is not None}
     for first, last, _, _ in state.batches:
         if last < sp.start_offset:
