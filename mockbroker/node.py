@@ -21,6 +21,7 @@ Every change of that state is written to the internal topics (state/coordinators
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from mockbroker.carried_on import CarriedOn
@@ -33,6 +34,8 @@ from mockbroker.state.groups.coordinator import GroupCoordinator
 from mockbroker.state.quota_rates import QuotaSensors
 from mockbroker.state.share.coordinator import ShareCoordinator
 from mockbroker.state.txn.coordinator import TxnCoordinator
+
+_log = logging.getLogger("mockbroker")
 
 if TYPE_CHECKING:
     from mockbroker.clock import Clock
@@ -161,6 +164,10 @@ class BrokerNode:
 
             share.wake_at = wake_at
             share.aborted_entries = self.txn_coordinator.aborted.entries
+            share.now_ms = self.clock.now_ms
+            from mockbroker.state.coordinators.share_state_load import load_share_state
+            share.load(load_share_state(self.cluster, _log.warning))  # a data dir's __share_group_state
+            share.store.append = self.coordinator_log.share_state_append
             self.clock.on_advance(expire)
         return self._share_coordinator
 

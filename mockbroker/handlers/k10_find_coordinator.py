@@ -7,14 +7,18 @@ listener, as Metadata's broker list (a client on the "internal" listener learns 
 - The internal topic is created by the first lookup, as Kafka's broker does; Kafka answers that first
   lookup COORDINATOR_NOT_AVAILABLE while the controller creates it, here creation is immediate and the
   coordinator is answered at once. A partition with no leader (offline): COORDINATOR_NOT_AVAILABLE.
-- Key types: 0 group, 1 transaction. 2 (share) and anything else: INVALID_REQUEST, as a Kafka broker
-  without a share coordinator answers (an unknown key type fails the whole request, as Kafka's
-  CoordinatorType.forId).
+- Key types: 0 group, 1 transaction, 2 share (v6+, KIP-932): a key "group:topicId:partition" whose
+  coordinator is the leader of its __share_group_state partition (the key as Kafka's SharePartitionKey
+  writes it back: group id trimmed, the topic id's own text, the partition as a number). A share key before
+  v6, or one that is no such key: INVALID_REQUEST. Any other type: INVALID_REQUEST (an unknown key type
+  fails the whole request, as Kafka's CoordinatorType.forId).
 - v0-v3: one key (v0 has no key type: a group); errors carry node -1, host "", port -1 (Node.noNode()).
   v1+ also has an error message: Kafka sends its Errors.message(), "NONE" on success.
 - v4+: batched coordinator_keys, one coordinator entry per key (KIP-699), each on its own node.
 - Authorization (with an authorizer, `authorize`): DESCRIBE on the group or transactional id of each
-  key (GROUP_AUTHORIZATION_FAILED / TRANSACTIONAL_ID_AUTHORIZATION_FAILED, node -1).
+  key (GROUP_AUTHORIZATION_FAILED / TRANSACTIONAL_ID_AUTHORIZATION_FAILED, node -1); share keys (v6+)
+  need CLUSTER_ACTION on the cluster, else every key CLUSTER_AUTHORIZATION_FAILED (Kafka's
+  authorizeClusterOperation throws and fails the whole request).
 - Error answer (fault injection, `error_response`): Node.noNode() with the code, for the key or every key
   of a v4+ batch, with Kafka's message of a coordinator error.
 """
@@ -29,6 +33,8 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
+from mockbroker.state.cluster.internal_topics import SHARE_STATE_TOPIC, coordinator_node
+from mockbroker.state.share.persisted import coordinator_key, parse_coordinator_key
 
 API_KEY = ApiKey.FIND_COORDINATOR
 GROUP, TRANSACTION, SHARE = 0, 1, 2
@@ -42,7 +48,12 @@ COORDINATOR_NOT_AVAILABLE_MESSAGE = "The coordinator is not available."
 def coordinator_address(ctx: RequestContext, key_type: int, key: str) -> tuple[int, str, int] | None:
     """(node id, host, port) of the key's coordinator as the client's listener advertises it; None when
     its partition has no live leader."""
-    node_id = ctx.node.group_coordinator_id(key) if key_type == GROUP else ctx.node.txn_coordinator_id(key)
+    if key_type == SHARE:
+        node_id = coordinator_node(ctx.cluster, SHARE_STATE_TOPIC, coordinator_key(parse_coordinator_key(key)))
+    elif key_type == GROUP:
+        node_id = ctx.node.group_coordinator_id(key)
+    else:
+        node_id = ctx.node.txn_coordinator_id(key)
     if node_id < 0 or not ctx.cluster.nodes[node_id].alive:
         return None
     listener = next((lst for lst in ctx.cluster.listeners if lst.node_id == node_id and lst.name == ctx.listener.name),
@@ -62,7 +73,7 @@ _COORDINATOR_MESSAGES = {
 
 def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
     """Node.noNode() (-1, "", -1) for the key, or for every key of a v4+ batch."""
-    message = _COORDINATOR_MESSAGES.get(code, code.name)
+    message = _COORDINATOR_MESSAGES.get(code) or AUTHORIZATION_MESSAGES.get(code, code.name)
     if version < 4:
         return Msg(throttle_time_ms=0, error_code=code, error_message=message, node_id=-1, host="", port=-1)
     return Msg(throttle_time_ms=0, coordinators=[
@@ -76,6 +87,8 @@ _KEY_RESOURCES = {GROUP: (ResourceType.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAIL
 
 def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:
     key_type = req.get("key_type", GROUP)
+    if key_type == SHARE and header.api_version >= 6 and not access.on_cluster(AclOperation.CLUSTER_ACTION):
+        return error_response(req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, header.api_version)
     if key_type not in _KEY_RESOURCES:
         return call(req)
     rtype, code = _KEY_RESOURCES[key_type]
@@ -94,6 +107,14 @@ def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> Ha
     return then(call(with_list(req, "coordinator_keys", allowed)), extend("coordinators", errors))
 
 
+def _valid_share_key(key: str) -> bool:
+    try:
+        parse_coordinator_key(key)
+    except ValueError:
+        return False
+    return True
+
+
 @handler(API_KEY, 0, 6, authorize=authorize, error_response=error_response)
 def handle_find_coordinator(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
@@ -109,13 +130,17 @@ def handle_find_coordinator(ctx: RequestContext, header: RequestHeader, req: Msg
         node_id, host, port = found
         return Msg(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message="NONE", node_id=node_id, host=host,
                    port=port)
-    if key_type not in (GROUP, TRANSACTION):
+    if key_type not in (GROUP, TRANSACTION, SHARE) or (key_type == SHARE and v < 6):
         message = "" if key_type == SHARE else INVALID_REQUEST_MESSAGE
         return Msg(throttle_time_ms=0, coordinators=[
             Msg(key=key, node_id=-1, host="", port=-1, error_code=ErrorCode.INVALID_REQUEST, error_message=message)
             for key in req.coordinator_keys])
     coordinators = []
     for key in req.coordinator_keys:
+        if key_type == SHARE and not _valid_share_key(key):
+            coordinators.append(Msg(key=key, node_id=-1, host="", port=-1, error_code=ErrorCode.INVALID_REQUEST,
+                                    error_message=""))
+            continue
         found = coordinator_address(ctx, key_type, key)
         if found is None:
             coordinators.append(Msg(key=key, node_id=-1, host="", port=-1,

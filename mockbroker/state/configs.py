@@ -109,6 +109,12 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("transaction.state.log.replication.factor", ConfigType.SHORT, 3),
         ConfigDef("transaction.state.log.min.isr", ConfigType.INT, 2),
         ConfigDef("transaction.state.log.segment.bytes", ConfigType.INT, 104857600),
+        # The share coordinator's __share_group_state (KIP-932; ShareCoordinatorConfig's defaults).
+        ConfigDef("share.coordinator.state.topic.num.partitions", ConfigType.INT, 50, minimum=1),
+        ConfigDef("share.coordinator.state.topic.replication.factor", ConfigType.SHORT, 3),
+        ConfigDef("share.coordinator.state.topic.min.isr", ConfigType.SHORT, 2),
+        ConfigDef("share.coordinator.state.topic.segment.bytes", ConfigType.INT, 104857600),
+        ConfigDef("share.coordinator.snapshot.update.records.per.snapshot", ConfigType.INT, 500),
         ConfigDef("socket.request.max.bytes", ConfigType.INT, 104857600),
         ConfigDef("socket.listen.backlog.size", ConfigType.INT, 1024),  # Kafka's 50: see mockbroker/failures.py
         ConfigDef("producer.id.expiration.ms", ConfigType.INT, 86400000),

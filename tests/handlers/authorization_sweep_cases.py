@@ -12,6 +12,7 @@ users, broker configs, AddPartitionsToTxn v4+) CLUSTER_AUTHORIZATION_FAILED.
 
 from __future__ import annotations
 
+import base64
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -125,6 +126,11 @@ def per_partition(topics: str, name: str, partitions: str) -> Callable[[Msg], li
     def read(resp: Msg) -> list[tuple[Any, ...]]:
         return [(t[name], _first(p, _INDEX), _first(p, _CODE)) for t in resp[topics] for p in t[partitions]]
     return read
+
+
+def share_key(topic_id: uuid.UUID) -> str:
+    """A topic id as Kafka's Uuid.toString writes it (a share coordinator key's middle part)."""
+    return base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
 
 
 def per_entry(entries: str, name: str, *extra: str) -> Callable[[Msg], list[tuple[Any, ...]]]:
@@ -448,6 +454,20 @@ CASES: list[Case] = [
     Case("delete-share-group-offsets", 92, 0, "topics",
          lambda s: {"group_id": "queue", "topics": [{"topic_name": n} for n in T]},
          lambda r: [t.topic_name for t in r.responses], top=GROUP),
+    # The share coordinator's APIs (broker-to-broker): CLUSTER_ACTION, every partition named refused.
+    *[Case(f"share-state-{key}", key, version, "topics",
+           lambda s, fields=fields: {"group_id": "queue", "topics": [{"topic_id": t, "partitions": [
+               {"partition": 0, **fields}]} for t in (s.orders_id, s.secret_id)]},
+           lambda r: [(t.topic_id, p.partition, p.error_code) for t in r.results for p in t.partitions],
+           lambda s: [(s.orders_id, 0, CLUSTER), (s.secret_id, 0, CLUSTER)])
+      for key, version, fields in (
+          (83, 0, {"state_epoch": 0, "start_offset": 0}), (84, 0, {"leader_epoch": 0}),
+          (85, 1, {"state_epoch": 0, "leader_epoch": 0, "start_offset": 0, "state_batches": []}),
+          (86, 0, {}), (87, 1, {"leader_epoch": 0}))],
+    Case("find-coordinator-share", 10, 6, "coordinator_keys",
+         lambda s: {"key_type": 2, "coordinator_keys": [f"queue:{share_key(s.orders_id)}:0", "bad"]},
+         per_entry("coordinators", "key", "node_id"),
+         lambda s: [(f"queue:{share_key(s.orders_id)}:0", -1, CLUSTER), ("bad", -1, CLUSTER)]),
     Case("describe-topic-partitions", 75, 0, "topics",
          lambda s: {"topics": [{"name": n} for n in T], "response_partition_limit": 100, "cursor": None},
          lambda r: [(t.name, len(t.partitions), t.error_code) for t in r.topics],

@@ -35,7 +35,7 @@ MAX_PARTITIONS_PER_REQUEST = 10_000
 EXCESSIVE_PARTITIONS_MESSAGE = "Excessively large number of partitions per request."
 # The broker-wide bound on the record bytes held (all partitions' logs); -1: none. See make_room.
 MAX_LOG_BYTES = "mockbroker.max.log.bytes"
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 # Producer ids are handed out in blocks (Kafka's ProducerIdsRecord): storage records the end of each block
 # as it is entered, so a restarted broker never hands out an id it gave before.
 PRODUCER_ID_BLOCK = 1000

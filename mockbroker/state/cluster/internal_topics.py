@@ -1,5 +1,5 @@
-"""Kafka's internal topics: `__consumer_offsets` (the group coordinator's log) and `__transaction_state`
-(the transaction coordinator's), and which of their partitions, so which node, coordinates a key.
+"""Kafka's internal topics: `__consumer_offsets` (the group coordinator's log), `__transaction_state`
+(the transaction coordinator's) and `__share_group_state` (the share coordinator's, KIP-932), and which of their partitions, so which node, coordinates a key.
 
 - Created when first needed, as Kafka's broker creates them (AutoTopicCreationManager): on the first
   FindCoordinator for a group / transactional id, on the first group or transaction request, or when a
@@ -8,6 +8,9 @@
   (GroupCoordinatorService.groupMetadataTopicConfigs, TransactionStateManager.transactionTopicConfigs):
   cleanup.policy=compact, compression.type (producer / uncompressed), segment.bytes, and for the
   transaction log unclean.leader.election.enable=false and min.insync.replicas (transaction.state.log.min.isr).
+  `__share_group_state`: share.coordinator.state.topic.num.partitions (50), cleanup.policy=delete,
+  retention.ms=-1, min.insync.replicas (share.coordinator.state.topic.min.isr), as
+  ShareCoordinatorService.shareGroupStateTopicConfigs; its key is "group:topicId:partition".
 - Replication factor: offsets.topic.replication.factor / transaction.state.log.replication.factor
   (Kafka's default 3), but at most the number of running nodes. Unlike Kafka, whose controller refuses
   the topic (and FindCoordinator answers COORDINATOR_NOT_AVAILABLE) until that many brokers run, so that a
@@ -26,6 +29,7 @@ from mockbroker.state.cluster.cluster import Cluster, Partition, Topic
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TXN_TOPIC = "__transaction_state"
+SHARE_STATE_TOPIC = "__share_group_state"
 NO_NODE = -1
 
 # The broker settings of each internal topic: (partition count, replication factor, segment bytes).
@@ -33,6 +37,8 @@ _SETTINGS = {
     OFFSETS_TOPIC: ("offsets.topic.num.partitions", "offsets.topic.replication.factor", "offsets.topic.segment.bytes"),
     TXN_TOPIC: ("transaction.state.log.num.partitions", "transaction.state.log.replication.factor",
                 "transaction.state.log.segment.bytes"),
+    SHARE_STATE_TOPIC: ("share.coordinator.state.topic.num.partitions", "share.coordinator.state.topic.replication.factor",
+                        "share.coordinator.state.topic.segment.bytes"),
 }
 
 
@@ -62,6 +68,10 @@ def topic_configs(cluster: Cluster, name: str) -> dict[str, str]:
     segment_bytes = str(cluster.config.get(_SETTINGS[name][2]))
     if name == OFFSETS_TOPIC:
         return {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": segment_bytes}
+    if name == SHARE_STATE_TOPIC:  # ShareCoordinatorService.shareGroupStateTopicConfigs
+        return {"cleanup.policy": "delete", "compression.type": "producer", "segment.bytes": segment_bytes,
+                "min.insync.replicas": str(cluster.config.get("share.coordinator.state.topic.min.isr")),
+                "retention.ms": "-1"}
     return {"unclean.leader.election.enable": "false", "compression.type": "uncompressed",
             "cleanup.policy": "compact", "min.insync.replicas": str(cluster.config.get("transaction.state.log.min.isr")),
             "segment.bytes": segment_bytes}

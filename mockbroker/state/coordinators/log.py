@@ -12,6 +12,8 @@ the bytes).
   id expires.
 - The ConsumerGroup* records of a KIP-848 group after each change of it (consumer_group_log.py), in one
   batch.
+- ShareSnapshot / ShareUpdate records of the share coordinator into `__share_group_state`
+  (`share_state_append`; state/share/persisted.py makes them), at the partition of "group:topicId:partition".
 
 In-memory coordinator state stays what requests are served from; these records are the log Kafka keeps
 (replay.py rebuilds that state from them). Records go into the partition's log directly, as
@@ -38,7 +40,7 @@ from mockbroker.protocol.coordinator_records import (
 )
 from mockbroker.protocol.records.batch import RecordBatch
 from mockbroker.protocol.records.builder import build_batch
-from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC, TXN_TOPIC, partition_of
+from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC, SHARE_STATE_TOPIC, TXN_TOPIC, partition_of
 from mockbroker.state.coordinators.consumer_group_log import ConsumerGroupLog
 from mockbroker.state.groups.states import ClassicState
 from mockbroker.state.txn.states import TxnState
@@ -102,6 +104,10 @@ class CoordinatorLog:
         now = self.clock.now_ms()
         data = build_batch(list(records), base_timestamp=now)
         partition.log.append(RecordBatch(data), now)
+
+    def share_state_append(self, coordinator_key: str, records: list[tuple[bytes, bytes | None]]) -> None:
+        """The share coordinator's records of one share partition (coordinator_key "group:topicId:partition")."""
+        self._append_all(SHARE_STATE_TOPIC, coordinator_key, records)
 
     def offset_changed(self, group_id: str, topic: str, partition: int, value: CommittedOffset | None) -> None:
         """A committed offset stored (value) or gone (None: a tombstone)."""

@@ -23,6 +23,14 @@ group's lock duration, delivery limit and record-lock limit when it is made.
 - share.isolation.level (a group config; read_uncommitted by default): with read_committed, records are
   acquired only up to the last stable offset and the records of aborted transactions (the aborted index,
   `aborted_entries`, set by the node) are archived without being delivered.
+- Persistence (`store`, persisted.py; persisting.py maps one to the other): a share partition made for the
+  first time is initialized in the share coordinator's state (state epoch 0), each change of what Kafka
+  persists of it (start offset, acknowledged / archived / released records with their delivery counts) is
+  written, and a share partition is made from that state when there is one (loaded at start on a data dir,
+  state/coordinators/share_state_load.py). AlterShareGroupOffsets initializes it again at the next state
+  epoch; DeleteShareGroupOffsets and DeleteGroups delete it. The share-state APIs (handlers k83-k87) work on
+  the store; a change they make drops the live share partition, which is made again from the new state
+  (what Kafka's leader does once fenced by the state epoch).
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ from mockbroker.state.share.group import ShareGroup, ShareMember
 from mockbroker.state.share.group_configs import DEFS as GROUP_CONFIG_DEFS
 from mockbroker.state.share.group_configs import GroupConfigs
 from mockbroker.state.share.partition import AcquiredRange, RecordState, SharePartition
+from mockbroker.state.share.persisted import PersistedState, ShareStateStore, StateKey
+from mockbroker.state.share.persisting import changes, from_state
 
 if TYPE_CHECKING:
     from mockbroker.state.cluster.cluster import Cluster
@@ -76,6 +86,9 @@ class ShareCoordinator:
         self.group_configs = GroupConfigs(self._broker_setting)
         # Set by the node: a partition's aborted-transaction index (read_committed share groups).
         self.aborted_entries: Callable[[PartitionLog], list[AbortedTxn]] | None = None
+        # The share coordinator's persisted state; the node sets its `append` and `now_ms` (the broker clock).
+        self.store = ShareStateStore(lambda: int(cluster.config.get("share.coordinator.snapshot.update.records.per.snapshot")))
+        self.now_ms: Callable[[], int] = lambda: 0
 
     def _broker_setting(self, name: str) -> str | None:
         if name in self.overrides:
@@ -144,6 +157,8 @@ class ShareCoordinator:
         del self.groups[group_id]
         for key in [k for k in self.partitions if k[0] == group_id]:
             del self.partitions[key]
+        for skey in [k for k in self.store.states if k[0] == group_id]:
+            self.store.delete(skey)
 
     # -- share partitions --------------------------------------------------------------------------
     def share_partition(self, group_id: str, topic: str, index: int) -> SharePartition | None:
@@ -154,15 +169,61 @@ class ShareCoordinator:
         if sp is None:
             t = self.cluster.topic(topic)
             p = t.partition(index) if t is not None else None
-            if p is None:
+            if t is None or p is None:
                 return None
-            earliest = self.setting_text("share.auto.offset.reset", group_id) == "earliest"
-            start = p.log.log_start_offset if earliest else p.log.high_watermark
-            sp = self.partitions[key] = SharePartition(
-                start, lock_duration_ms=self.setting("group.share.record.lock.duration.ms", group_id),
-                delivery_limit=self.setting("group.share.delivery.count.limit", group_id),
-                max_in_flight=self.setting("group.share.partition.max.record.locks", group_id))
+            skey = (group_id, t.topic_id, index)
+            limits = {"lock_duration_ms": self.setting("group.share.record.lock.duration.ms", group_id),
+                      "delivery_limit": self.setting("group.share.delivery.count.limit", group_id),
+                      "max_in_flight": self.setting("group.share.partition.max.record.locks", group_id)}
+            state = self.store.states.get(skey)
+            if state is not None and state.start_offset >= 0:
+                sp = self.partitions[key] = from_state(state, **limits)
+            else:
+                earliest = self.setting_text("share.auto.offset.reset", group_id) == "earliest"
+                start = p.log.log_start_offset if earliest else p.log.high_watermark
+                sp = self.partitions[key] = SharePartition(start, **limits)
+                self.store.initialize(skey, 0 if state is None else state.state_epoch, start, self.now_ms())
         return sp
+
+    def _state_key(self, key: SharePartitionKey) -> StateKey | None:
+        t = self.cluster.topic(key[1])
+        return None if t is None else (key[0], t.topic_id, key[2])
+
+    def _persist(self, key: SharePartitionKey) -> None:
+        """Write what changed of the share partition's persisted state (WriteShareGroupState from its leader)."""
+        sp, skey = self.partitions.get(key), self._state_key(key)
+        if sp is None or skey is None:
+            return
+        state = self.store.states.get(skey)
+        if state is None:
+            state = self.store.initialize(skey, 0, sp.start_offset, self.now_ms())
+        change = changes(sp, state)
+        if change is None:
+            return
+        partition = self.cluster.partition(key[1], key[2])
+        # The partition's leader epoch; -1 (not checked) when a share-state API stored a higher one: this
+        # broker's leader is never stale, and a test writing epochs by hand must not fence it.
+        leader_epoch = partition.leader_epoch if partition is not None else -1
+        if leader_epoch < state.leader_epoch:
+            leader_epoch = -1
+        ranges, replace = change
+        self.store.write(skey, state.state_epoch, leader_epoch, sp.start_offset, ranges, self.now_ms(), replace=replace)
+
+    def state_changed(self, skey: StateKey) -> None:
+        """The share-state APIs changed skey's persisted state: its live share partition goes, to be made
+        again from the new state on next use (acquired records come back available)."""
+        name = next((t.name for t in self.cluster.topics.values() if t.topic_id == skey[1]), None)
+        if name is not None and self.partitions.pop((skey[0], name, skey[2]), None) is not None:
+            self._changed()
+
+    def load(self, state: dict[StateKey, PersistedState]) -> None:
+        """Persisted state read back at start: each share partition made from it, its group (empty) made."""
+        self.store.states.update(state)
+        names = {t.topic_id: t.name for t in self.cluster.topics.values()}
+        for (group_id, topic_id, index), persisted in state.items():
+            self.groups.setdefault(group_id, ShareGroup(group_id))
+            if topic_id in names and persisted.start_offset >= 0:
+                self.share_partition(group_id, names[topic_id], index)
 
     def acquire(self, group_id: str, member_id: str, topic: str, index: int, max_records: int,
                 now_ms: int) -> list[AcquiredRange]:
@@ -177,6 +238,7 @@ class ShareCoordinator:
                                 skip=self._aborted_offsets(log, sp.end_offset, log.last_stable_offset))
         else:
             ranges = sp.acquire(member_id, log.high_watermark, max_records, now_ms)
+        self._persist((group_id, topic, index))
         if ranges and self.wake_at is not None:
             self.wake_at(now_ms + sp.lock_duration_ms)
         return ranges
@@ -211,6 +273,7 @@ class ShareCoordinator:
             except KafkaError as e:
                 code = ErrorCode(e.code)
         if batches:
+            self._persist((group_id, topic, index))
             self._changed()
         return code
 
@@ -227,11 +290,14 @@ class ShareCoordinator:
 
     def alter_offsets(self, group_id: str, topic: str, index: int, start_offset: int) -> None:
         """AlterShareGroupOffsets of one partition (the group checked by `offsets_alterable`): the share
-        partition starts again at start_offset with nothing in flight."""
-        sp = self.share_partition(group_id, topic, index)
-        if sp is not None:
-            sp.records.clear()
-            sp.start_offset = sp.end_offset = start_offset
+        partition starts again at start_offset with nothing in flight; its state is initialized again (state
+        epoch 0 the first time, then one more each time), as Kafka's group coordinator does."""
+        skey = self._state_key((group_id, topic, index))
+        if skey is not None and self.cluster.partition(topic, index) is not None:
+            state = self.store.states.get(skey)
+            self.store.initialize(skey, 0 if state is None else state.state_epoch + 1, start_offset, self.now_ms())
+            self.partitions.pop((group_id, topic, index), None)
+            self.share_partition(group_id, topic, index)  # made again from the state just written
         self._changed()
 
     def offsets_alterable(self, group_id: str, *, create: bool) -> None:
@@ -251,7 +317,11 @@ class ShareCoordinator:
         keys = [k for k in self.partitions if k[0] == group_id and k[1] == topic]
         for key in keys:
             del self.partitions[key]
-        return bool(keys)
+        t = self.cluster.topic(topic)
+        stored = [k for k in self.store.states if t is not None and k[0] == group_id and k[1] == t.topic_id]
+        for skey in stored:
+            self.store.delete(skey)
+        return bool(keys or stored)
 
     # -- share sessions ----------------------------------------------------------------------------
     def session(self, node_id: int, group_id: str, member_id: str, epoch: int) -> ShareSession:
@@ -281,7 +351,12 @@ class ShareCoordinator:
     # -- time --------------------------------------------------------------------------------------
     def expire(self, now_ms: int) -> None:
         """Locks that ran out go back (or are archived at the delivery limit); silent members leave."""
-        freed = sum(sp.expire(now_ms) for sp in self.partitions.values())
+        freed = 0
+        for key, sp in list(self.partitions.items()):
+            expired = sp.expire(now_ms)
+            if expired:
+                self._persist(key)
+                freed += expired
         partitions_of = self.partitions_of() if self.groups else {}
         for group in self.groups.values():
             timeout = self.setting("group.share.session.timeout.ms", group.group_id)
@@ -291,7 +366,13 @@ class ShareCoordinator:
             self._changed()
 
     def _release_member(self, group_id: str, member_id: str) -> int:
-        released = sum(sp.release_member(member_id) for key, sp in self.partitions.items() if key[0] == group_id)
+        released = 0
+        for key, sp in list(self.partitions.items()):
+            if key[0] == group_id:
+                count = sp.release_member(member_id)
+                if count:
+                    self._persist(key)
+                    released += count
         if released:
             self._changed()
         return released
