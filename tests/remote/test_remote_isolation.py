@@ -5,8 +5,10 @@ over the wire, shared by two "tests" (two prefixes) and a topic of nobody's."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import confluent_kafka as ck
 import pytest
@@ -15,6 +17,8 @@ from mockbroker import MockBroker
 from mockbroker.remote import RemoteBroker
 from mockbroker.remote.naming import Isolation, new_run_id, prefix_for
 from tests.remote.test_remote_target import QUIET, consume_and_commit, produce
+
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(scope="module")
@@ -147,3 +151,65 @@ def test_without_a_prefix_cleanup_deletes_nothing(cluster: MockBroker) -> None:
 def test_the_embedded_broker_maps_every_name_to_itself(mockbroker: MockBroker) -> None:
     assert isinstance(mockbroker, MockBroker)
     assert (mockbroker.topic("orders"), mockbroker.group("g"), mockbroker.transactional_id("t")) == ("orders", "g", "t")
+
+
+ISOLATED_SUITE = '''
+import confluent_kafka
+import pytest
+
+LEFT_OPEN = []
+
+
+@pytest.mark.parametrize("round", [1, 2])
+def test_the_same_name_in_two_tests(mockbroker, round):
+    mockbroker.create_topic("orders", 2)  # no TOPIC_ALREADY_EXISTS: each test has its own "orders"
+    assert mockbroker.topics() == ["orders"]
+    assert mockbroker.topic("orders").startswith("mb-") and mockbroker.topic("orders").endswith("-orders")
+
+
+@pytest.mark.mockbroker(isolate=False)
+def test_not_isolated(mockbroker):
+    assert mockbroker.topic("kept-as-named") == "kept-as-named"
+    mockbroker.create_topic("kept-as-named")
+
+
+def test_a_group_left_open_is_reported(mockbroker):
+    mockbroker.create_topic("in")
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": mockbroker.bootstrap_servers, "log_level": 3,
+                                         "group.id": mockbroker.group("open"), "auto.offset.reset": "earliest"})
+    consumer.subscribe([mockbroker.topic("in")])
+    LEFT_OPEN.append(consumer)  # still a member at teardown
+    mockbroker.wait_for_group("open", "Stable", members=1, timeout=30)
+'''
+
+
+def test_the_fixture_isolates_each_test_and_reports_what_it_left(pytester: pytest.Pytester, cluster: MockBroker,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]) + os.pathsep
+                       + os.environ.get("PYTHONPATH", ""))
+    pytester.makepyfile(ISOLATED_SUITE)
+    before = set(cluster.topics())
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--kafka-bootstrap", cluster.bootstrap_servers)
+    result.assert_outcomes(passed=4, warnings=1)
+    result.stdout.fnmatch_lines(["*IsolationCleanupWarning: *test_a_group_left_open_is_reported: left on the "
+                                 "cluster at *: group 'mb-*-test_a_group_left_open_is_reported-open' not "
+                                 "deleted: NON_EMPTY_GROUP"])
+    assert set(cluster.topics()) - before == {"kept-as-named"}  # every isolated topic deleted
+    cluster.delete_topic("kept-as-named")
+
+
+def test_the_isolate_option_is_accepted_and_ignored_embedded(pytester: pytest.Pytester,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MOCKBROKER_KAFKA_BOOTSTRAP", raising=False)
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]) + os.pathsep
+                       + os.environ.get("PYTHONPATH", ""))
+    pytester.makepyfile('''
+import pytest
+from mockbroker import MockBroker
+
+@pytest.mark.mockbroker(isolate=False, partitions=2)
+def test_embedded(mockbroker):
+    assert isinstance(mockbroker, MockBroker) and mockbroker.topic("orders") == "orders"
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
