@@ -5,7 +5,8 @@ topics through CreateTopics / DeleteTopics / Metadata, records and batches throu
 Fetch from each partition's leader (the stored batches as the cluster keeps them, decoded by
 mockbroker/protocol/records into inspection.py's RecordInfo and BatchInfo), offsets through ListOffsets,
 producers through DescribeProducers; groups and transactions are in mockbroker/remote/coordinators.py.
-What a cluster cannot do raises NotOnRemoteTarget (mockbroker/remote/refused.py).
+What a cluster cannot do raises NotOnRemoteTarget (mockbroker/remote/refused.py). With a prefix, every call
+takes and gives the test's names and the cluster holds them under the prefix (mockbroker/remote/naming.py).
 """
 
 from __future__ import annotations
