@@ -20,7 +20,7 @@ import pytest
 
 from mockbroker.remote.broker import RemoteBroker
 from mockbroker.remote.naming import new_run_id, prefix_for
-from mockbroker.remote.security import parse_setting, read_properties
+from mockbroker.remote.security import client_security, parse_setting, read_properties
 
 ENV_BOOTSTRAP = "MOCKBROKER_KAFKA_BOOTSTRAP"
 ENV_ISOLATION = "MOCKBROKER_KAFKA_ISOLATION"
@@ -55,6 +55,11 @@ def add_option(parser: pytest.Parser) -> None:
 def configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{EMBEDDED_ONLY_MARKER}: the test needs the embedded broker; "
                                        "skipped on a remote run (--kafka-bootstrap)")
+    if remote_bootstrap(config) is not None:  # bad settings stop the run once, before any test
+        try:
+            client_security(remote_config(config))
+        except (ValueError, OSError) as exc:
+            raise pytest.UsageError(f"the Kafka cluster's settings (--kafka-config, --kafka-config-file): {exc}") from None
 
 
 def remote_bootstrap(config: pytest.Config) -> str | None:

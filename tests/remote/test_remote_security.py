@@ -164,3 +164,19 @@ def test_pytest_options_take_a_properties_file_and_key_values(pytester: pytest.P
     result.assert_outcomes(passed=1)
     assert principals(cluster) == {f"User:{USER}"}
     assert not [t for t in cluster.topics() if t.endswith("orders")]  # isolated and deleted at teardown
+
+
+def test_bad_settings_stop_the_run_before_any_test(pytester: pytest.Pytester,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.delenv("MOCKBROKER_KAFKA_CONFIG_FILE", raising=False)
+    pytester.makepyfile("def test_never_runs(mockbroker):\n    raise AssertionError\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--kafka-bootstrap", "127.0.0.1:1",
+                                           "--kafka-config", "security.protocol=SASL_SSL",
+                                           "--kafka-config", "sasl.mechanism=GSSAPI")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the Kafka cluster's settings*sasl.mechanism GSSAPI*"])
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--kafka-bootstrap", "127.0.0.1:1",
+                                           "--kafka-config-file", str(pytester.path / "absent.properties"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*absent.properties*"])
