@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from mockbroker.remote import RemoteBroker, pytest_support
+from mockbroker.remote import pytest_support
 from mockbroker.server import MockBroker
 from mockbroker.snapshots import Snapshot
 from mockbroker.state.seeding import new_seed
@@ -98,11 +98,12 @@ def mockbroker(request: pytest.FixtureRequest, mockbroker_factory: Callable[...,
     """A fresh broker; on a remote run (--kafka-bootstrap) a RemoteBroker on that cluster (mockbroker/remote)."""
     remote = pytest_support.remote_bootstrap(request.config)
     if remote is not None:
-        with RemoteBroker(remote) as target:
+        with pytest_support.remote_target(request, remote) as target:  # isolated, secured (docs/remote-target.md)
             yield target  # type: ignore[misc]  # the same test API; embedded-only calls raise NotOnRemoteTarget
         return
     marker = request.node.get_closest_marker("mockbroker")
     kwargs = dict(marker.kwargs) if marker else {}
+    kwargs.pop("isolate", None)  # a remote run's option: a fresh embedded broker is isolated already
     yield mockbroker_factory(**kwargs)
 
 

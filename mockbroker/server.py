@@ -423,6 +423,8 @@ class MockBroker:
 
     def topics(self) -> list[str]:
         return self._call(lambda: sorted(self.cluster.topics))
+    def topic(self, name: str) -> str: return name  # a test's name as the cluster has it: itself here; RemoteBroker prefixes
+    group = transactional_id = topic  # likewise a group id and a transactional id (docs/remote-target.md)
 
     # -- inspection ------------------------------------------------------------------------------
     def records(self, topic: str, partition: int | None = None) -> list[RecordInfo]:

@@ -6,9 +6,11 @@
         ...  # the code under test produces
         assert [r.value for r in cluster.records("orders")] == [...]
 
-`client.py` (a blocking client on mockbroker/protocol), `broker.py` (RemoteBroker: topics, records, batches,
-offsets, producers), `coordinators.py` (groups, committed offsets, transactions), `waits.py` (wait_for_*
-by polling), `refused.py` (NotOnRemoteTarget and the calls only the embedded broker can answer).
+`client.py` (a blocking client on mockbroker/protocol), `security.py` (TLS and SASL settings in librdkafka's
+and Java's names), `broker.py` (RemoteBroker: topics, records, batches, offsets, producers), `coordinators.py`
+(groups, committed offsets, transactions), `naming.py` (a test's prefix on a shared cluster), `teardown.py`
+(deleting an isolated test's topics and groups), `waits.py` (wait_for_* by polling), `refused.py`
+(NotOnRemoteTarget and the calls only the embedded broker can answer), `pytest_support.py` (the options).
 docs/remote-target.md has the table of calls.
 """
 

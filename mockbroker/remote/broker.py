@@ -5,11 +5,13 @@ topics through CreateTopics / DeleteTopics / Metadata, records and batches throu
 Fetch from each partition's leader (the stored batches as the cluster keeps them, decoded by
 mockbroker/protocol/records into inspection.py's RecordInfo and BatchInfo), offsets through ListOffsets,
 producers through DescribeProducers; groups and transactions are in mockbroker/remote/coordinators.py.
-What a cluster cannot do raises NotOnRemoteTarget (mockbroker/remote/refused.py).
+What a cluster cannot do raises NotOnRemoteTarget (mockbroker/remote/refused.py). With a prefix, every call
+takes and gives the test's names and the cluster holds them under the prefix (mockbroker/remote/naming.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -19,9 +21,11 @@ from mockbroker.inspection import BatchInfo, RecordInfo, view_batch_info, view_r
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.records.batch import iter_batches
-from mockbroker.remote import coordinators
+from mockbroker.remote import coordinators, teardown
 from mockbroker.remote.client import DEFAULT_TIMEOUT_S, ClusterClient, check
+from mockbroker.remote.naming import Isolation
 from mockbroker.remote.refused import EMBEDDED_ONLY, refusing
+from mockbroker.remote.security import client_security
 from mockbroker.remote.waits import RemoteWaits
 from mockbroker.state.groups.common import GroupSummary
 from mockbroker.state.txn.metadata import TransactionInfo
@@ -37,18 +41,57 @@ FETCH_BYTES = 8 << 20
 class RemoteTopic:
     """What create_topic made on the remote target."""
 
-    name: str
+    name: str  # the test's name
     topic_id: str
     partitions: int
+    real_name: str  # the cluster's name (the test's prefix and name, on an isolated target)
 
 
 class RemoteBroker(RemoteWaits):
-    """MockBroker's inspection API answered by a real cluster at bootstrap_servers ("host:port,...")."""
+    """MockBroker's inspection API answered by a real cluster at bootstrap_servers ("host:port,...").
+
+    prefix: isolate a test on a shared cluster (mockbroker/remote/naming.py): its topics, groups and
+    transactional ids are named prefix + the test's name there, every call maps names both ways and lists
+    only the test's own, and cleanup() deletes them. "" (the default): names are the cluster's own.
+    config: the connection's security in librdkafka's or Java's property names (security.protocol,
+    ssl.ca.location, sasl.mechanism, sasl.username, sasl.password...: mockbroker/remote/security.py).
+    """
 
     def __init__(self, bootstrap_servers: str, *, client_id: str = "mockbroker-remote",
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self._client = ClusterClient(bootstrap_servers, client_id, timeout)
+                 timeout: float = DEFAULT_TIMEOUT_S, prefix: str = "", config: dict[str, str] | None = None) -> None:
+        self._config = dict(config or {})
+        self._client = ClusterClient(bootstrap_servers, client_id, timeout, client_security(self._config))
         self._timeout = timeout
+        self._names = Isolation(prefix)
+
+    @property
+    def client_config(self) -> dict[str, str]:
+        """bootstrap.servers and the settings the target was given (security...), for the test's own clients."""
+        return {"bootstrap.servers": self.bootstrap_servers, **self._config}
+
+    @property
+    def prefix(self) -> str:
+        """The prefix of this test's names on the cluster ("" when the target does not isolate)."""
+        return self._names.prefix
+
+    def topic(self, name: str) -> str:
+        """The cluster's name of the test's topic `name`, for the test's own clients (prefixed when isolated)."""
+        return self._names.real(name)
+
+    def group(self, name: str) -> str:
+        """The cluster's name of the test's group id `name` (prefixed when isolated)."""
+        return self._names.real(name)
+
+    def transactional_id(self, name: str) -> str:
+        """The cluster's name of the test's transactional id `name` (prefixed when isolated)."""
+        return self._names.real(name)
+
+    def cleanup(self) -> list[str]:
+        """Delete the test's topics (DeleteTopics) and groups (DeleteGroups), best effort; what could not be
+        deleted, one line each. Nothing when the target does not isolate (every name would be the test's)."""
+        if not self._names.prefix:
+            return []
+        return teardown.delete_own(self._client, self._names, self._timeout)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -72,6 +115,7 @@ class RemoteBroker(RemoteWaits):
     def create_topic(self, name: str, partitions: int = 1, config: dict[str, Any] | None = None,
                      replication_factor: int = -1, assignments: list[list[int]] | None = None) -> RemoteTopic:
         """CreateTopics to the controller (KafkaError if refused); returns once every partition has a leader."""
+        test_name, name = self._names.test_name(name), self._names.real(name)
         self._client.metadata([])
         node = self._client.controller_id if self._client.controller_id >= 0 else None
         conn = self._client.node(node) if node is not None else self._client.any()
@@ -90,7 +134,7 @@ class RemoteBroker(RemoteWaits):
                 for n in sorted(self._client.nodes)]
             if all(found.error_code == ErrorCode.NONE and found.partitions and all(
                     p.leader_id >= 0 for p in found.partitions) for found in answers):
-                return RemoteTopic(name, str(answers[0].topic_id), len(answers[0].partitions))
+                return RemoteTopic(test_name, str(answers[0].topic_id), len(answers[0].partitions), name)
             if time.monotonic() > deadline:
                 raise TimeoutError(f"topic {name!r} was created but not every node knows its leaders "
                                    f"after {self._timeout} s")
@@ -98,6 +142,7 @@ class RemoteBroker(RemoteWaits):
 
     def delete_topic(self, name: str) -> None:
         """DeleteTopics to the controller (KafkaError if refused)."""
+        name = self._names.real(name)
         self._client.metadata([])
         conn = self._client.node(self._client.controller_id) if self._client.controller_id >= 0 else self._client.any()
         answer = conn.request(ApiKey.DELETE_TOPICS, {"topics": [{"name": name}], "topic_names": [name],
@@ -105,11 +150,13 @@ class RemoteBroker(RemoteWaits):
         check(answer.responses[0].error_code, f"DeleteTopics({name!r})")
 
     def topics(self) -> list[str]:
-        """Every topic's name (Metadata), internal ones included, sorted."""
-        return sorted(t.name for t in self._client.metadata(None).topics)
+        """Every topic's name (Metadata), internal ones included, sorted; on an isolated target the test's own
+        topics only, by the test's names."""
+        return sorted(self._names.test_name(t.name) for t in self._client.metadata(None).topics
+                      if self._names.own(t.name))
 
     def _leaders(self, topic: str) -> dict[int, int]:
-        """{partition: leader node} of a topic (KeyError if the cluster has no such topic)."""
+        """{partition: leader node} of a topic (its cluster's name; KeyError if the cluster has no such topic)."""
         found = self._client.metadata([topic]).topics[0]
         if found.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
             raise KeyError(f"no topic {topic!r}")
@@ -160,10 +207,12 @@ class RemoteBroker(RemoteWaits):
 
     def batches(self, topic: str, partition: int = 0) -> list[BatchInfo]:
         """What each batch of a partition holds, with its raw bytes, as a READ_UNCOMMITTED Fetch returns them."""
+        topic = self._names.real(topic)
         return self._log(topic, partition, self._leader(topic, partition))[1]
 
     def records(self, topic: str, partition: int | None = None) -> list[RecordInfo]:
         """Decoded records of a topic (one partition, or all in partition order), control records left out."""
+        topic, shown = self._names.real(topic), self._names.test_name(topic)
         leaders = self._leaders(topic)
         if partition is not None and partition not in leaders:
             raise KeyError(f"no partition {topic}-{partition}")
@@ -176,7 +225,7 @@ class RemoteBroker(RemoteWaits):
                 if info.is_control:
                     continue
                 view = next(iter_batches(info.raw))
-                out += [view_record_info(topic, index, view, rec) for rec in view.iter_records() if rec.offset >= start]
+                out += [view_record_info(shown, index, view, rec) for rec in view.iter_records() if rec.offset >= start]
         return out
 
     def _list_offset(self, topic: str, partition: int, leader: int, timestamp: int, isolation: int) -> int:
@@ -191,6 +240,7 @@ class RemoteBroker(RemoteWaits):
     def offsets(self, topic: str, partition: int = 0) -> dict[str, int]:
         """log_start_offset, high_watermark and last_stable_offset of a partition (ListOffsets earliest,
         latest, and latest with read_committed)."""
+        topic = self._names.real(topic)
         leader = self._leader(topic, partition)
         return {
             "log_start_offset": self._list_offset(topic, partition, leader, EARLIEST, READ_UNCOMMITTED),
@@ -202,6 +252,7 @@ class RemoteBroker(RemoteWaits):
         """The producer state a partition holds (DescribeProducers to its leader): id, epoch, last sequence,
         last timestamp, the first offset of the open transaction (-1 if none). The embedded answer's
         "batches" (the last five batches' ranges) has no field in DescribeProducers and is left out."""
+        topic = self._names.real(topic)
         leader = self._leader(topic, partition)
         answer = self._client.node(leader).request(ApiKey.DESCRIBE_PRODUCERS, {
             "topics": [{"name": topic, "partition_indexes": [partition]}]}, newest=0)
@@ -214,18 +265,30 @@ class RemoteBroker(RemoteWaits):
     # -- groups and transactions (mockbroker/remote/coordinators.py) -----------------------------------
     def committed(self, group: str) -> dict[tuple[str, int], int]:
         """A group's committed offsets: {(topic, partition): offset} (FindCoordinator, OffsetFetch)."""
-        return coordinators.committed(self._client, group)
+        names = self._names
+        held = coordinators.committed(self._client, names.real(group))
+        return {(names.test_name(topic), partition): offset for (topic, partition), offset in held.items()}
 
     def groups(self) -> list[GroupSummary]:
         """Every group (ListGroups to each node, DescribeGroups / ConsumerGroupDescribe to its coordinator).
         Kafka's answers carry no classic generation or leader: generation_or_epoch is -1 and leader None
         for classic groups; KIP-848 groups have their group epoch."""
-        return coordinators.groups(self._client)
+        return [self._names_of_group(g) for g in coordinators.groups(self._client, self._names.own)]
 
     def transactions(self) -> list[TransactionInfo]:
         """Every live transactional id (ListTransactions to each node, DescribeTransactions to its
         coordinator). last_update_ms (-1) and pending_offsets ({}) have no field in Kafka's answers."""
-        return coordinators.transactions(self._client)
+        names = self._names
+        return [dataclasses.replace(t, transactional_id=names.test_name(t.transactional_id),
+                                    partitions=[(names.test_name(topic), p) for topic, p in t.partitions])
+                for t in coordinators.transactions(self._client, names.own)]
+
+    def _names_of_group(self, group: GroupSummary) -> GroupSummary:
+        """A group summary in the test's names: its id and the topics of its members' assignments."""
+        names = self._names
+        members = [dataclasses.replace(m, assignment=None if m.assignment is None else {
+            names.test_name(topic): parts for topic, parts in m.assignment.items()}) for m in group.members]
+        return dataclasses.replace(group, group_id=names.test_name(group.group_id), members=members)
 
 
 for _name, _why in EMBEDDED_ONLY.items():

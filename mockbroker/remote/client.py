@@ -21,6 +21,7 @@ from mockbroker.protocol import headers as hdr
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.messages import Msg, api_name, decode_response, encode_request
 from mockbroker.protocol.primitives import Writer
+from mockbroker.remote.security import ClientSecurity
 
 DEFAULT_TIMEOUT_S = 30.0
 COORDINATOR_GROUP = 0
@@ -36,10 +37,16 @@ class Connection:
     """One blocking connection to one broker; `request(api_key, body, newest)` picks the version."""
 
     def __init__(self, host: str, port: int, client_id: str = "mockbroker-remote",
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+                 timeout: float = DEFAULT_TIMEOUT_S, security: ClientSecurity | None = None) -> None:
         self.address = f"{host}:{port}"
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        security = security or ClientSecurity()
+        sock = socket.create_connection((host, port), timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            self.sock = security.wrap(sock, host)  # TLS for SSL and SASL_SSL (mockbroker/remote/security.py)
+        except BaseException:
+            sock.close()
+            raise
         self.client_id = client_id
         self.correlation_id = 0
         self._lock = threading.Lock()  # one request at a time (an async wait polls from a worker thread)
@@ -49,6 +56,11 @@ class Connection:
             raise UnsupportedOnTarget(f"{self.address} refused ApiVersions v3: error {answer.error_code}")
         self.versions: dict[int, tuple[int, int]] = {
             k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
+        try:
+            security.authenticate(self.send, self.versions, self.address)  # SASL_PLAINTEXT, SASL_SSL
+        except BaseException:
+            self.sock.close()
+            raise
 
     def close(self) -> None:
         self.sock.close()
@@ -110,8 +122,9 @@ class ClusterClient:
     """Connections to every node of a cluster, from its bootstrap servers ("host:port,host:port")."""
 
     def __init__(self, bootstrap_servers: str, client_id: str = "mockbroker-remote",
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+                 timeout: float = DEFAULT_TIMEOUT_S, security: ClientSecurity | None = None) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self.security = security or ClientSecurity()
         self.client_id = client_id
         self.timeout = timeout
         self._conns: dict[int, Connection] = {}
@@ -133,7 +146,7 @@ class ClusterClient:
             for address in self.bootstrap_servers.split(","):
                 host, _, port = address.strip().rpartition(":")
                 try:
-                    self._bootstrap = Connection(host, int(port), self.client_id, self.timeout)
+                    self._bootstrap = Connection(host, int(port), self.client_id, self.timeout, self.security)
                     break
                 except OSError as exc:
                     errors.append(f"{address}: {exc}")
@@ -148,7 +161,7 @@ class ClusterClient:
             if node_id not in self.nodes:
                 self.metadata(None)
             host, port = self.nodes[node_id]
-            conn = self._conns[node_id] = Connection(host, port, self.client_id, self.timeout)
+            conn = self._conns[node_id] = Connection(host, port, self.client_id, self.timeout, self.security)
         return conn
 
     def metadata(self, topics: list[str] | None) -> Msg:

@@ -5,6 +5,8 @@ the shapes MockBroker's groups(), committed() and transactions() give."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mockbroker.errors import ErrorCode
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.remote.client import COORDINATOR_GROUP, ClusterClient, UnsupportedOnTarget, check
@@ -31,7 +33,7 @@ def committed(client: ClusterClient, group: str) -> dict[tuple[str, int], int]:
     return dict(sorted(out.items()))
 
 
-def _listed_groups(client: ClusterClient) -> dict[int, list[tuple[str, str]]]:
+def listed_groups(client: ClusterClient) -> dict[int, list[tuple[str, str]]]:
     """{node: [(group id, group type)]}: what each node coordinates (ListGroups)."""
     client.metadata([])
     out: dict[int, list[tuple[str, str]]] = {}
@@ -43,10 +45,15 @@ def _listed_groups(client: ClusterClient) -> dict[int, list[tuple[str, str]]]:
     return out
 
 
-def groups(client: ClusterClient) -> list[GroupSummary]:
-    """Every group of the cluster, as MockBroker.groups() summarises them (sorted by id)."""
+def _everything(name: str) -> bool:
+    return True
+
+
+def groups(client: ClusterClient, keep: Callable[[str], bool] = _everything) -> list[GroupSummary]:
+    """Every group of the cluster whose id `keep` accepts, as MockBroker.groups() summarises them (by id)."""
     out = []
-    for node_id, listed in _listed_groups(client).items():
+    for node_id, listed in listed_groups(client).items():
+        listed = [(g, kind) for g, kind in listed if keep(g)]
         conn = client.node(node_id)
         classic = [g for g, kind in listed if kind != "consumer"]
         consumer = [g for g, kind in listed if kind == "consumer"]
@@ -88,8 +95,9 @@ def _consumer_groups(client: ClusterClient, node_id: int, ids: list[str]) -> lis
     return out
 
 
-def transactions(client: ClusterClient) -> list[TransactionInfo]:
-    """Every transactional id the cluster lists (not the dead ones), as MockBroker.transactions() gives them."""
+def transactions(client: ClusterClient, keep: Callable[[str], bool] = _everything) -> list[TransactionInfo]:
+    """Every transactional id the cluster lists (not the dead ones) that `keep` accepts, as
+    MockBroker.transactions() gives them."""
     client.metadata([])
     out = []
     for node_id in sorted(client.nodes):
@@ -97,7 +105,7 @@ def transactions(client: ClusterClient) -> list[TransactionInfo]:
         listed = conn.request(ApiKey.LIST_TRANSACTIONS, {"state_filters": [], "producer_id_filters": [],
                                                          "duration_filter": -1}, newest=1)
         check(listed.error_code, f"ListTransactions on node {node_id}")
-        ids = [t.transactional_id for t in listed.transaction_states]
+        ids = [t.transactional_id for t in listed.transaction_states if keep(t.transactional_id)]
         if not ids:
             continue
         described = conn.request(ApiKey.DESCRIBE_TRANSACTIONS, {"transactional_ids": ids}, newest=0)

@@ -52,7 +52,8 @@ def test_kafka_bootstrap_option_runs_the_suite_against_the_cluster(pytester: pyt
                                            cluster.bootstrap_servers)
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*embedded_only: needs the embedded broker; this run targets the Kafka cluster at*"])
-    assert "from-the-suite" in cluster.topics()  # made on the cluster, through Kafka's protocol
+    # made on the cluster under the test's prefix, through Kafka's protocol, and deleted at teardown
+    assert not [t for t in cluster.topics() if t.endswith("from-the-suite")]
 
 
 def test_environment_variable_selects_the_remote_target(pytester: pytest.Pytester, cluster: MockBroker,
@@ -60,9 +61,11 @@ def test_environment_variable_selects_the_remote_target(pytester: pytest.Pyteste
     if "from-the-suite" in cluster.topics():  # the suite makes it; the first test may have run
         cluster.delete_topic("from-the-suite")
     monkeypatch.setenv("MOCKBROKER_KAFKA_BOOTSTRAP", cluster.bootstrap_servers)
+    monkeypatch.setenv("MOCKBROKER_KAFKA_ISOLATION", "off")
     pytester.makepyfile(SUITE)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, skipped=1)
+    assert "from-the-suite" in cluster.topics()  # isolation off: the name the test gave, left in place
 
 
 def test_without_the_option_the_fixture_is_embedded_and_embedded_only_runs(pytester: pytest.Pytester,

@@ -102,3 +102,30 @@ def test_calls_tansu_has_no_api_for_say_which_api(tansu: RemoteBroker) -> None:
         tansu.producers(topic)
     with pytest.raises(UnsupportedOnTarget, match="ListTransactions"):
         tansu.transactions()
+
+
+def test_isolation_maps_lists_and_deletes_on_tansu(tansu: RemoteBroker) -> None:
+    prefix = f"mb-{uuid.uuid4().hex[:6]}-tansu-"
+    with RemoteBroker(tansu.bootstrap_servers, prefix=prefix) as mine:
+        mine.create_topic("orders", 2)
+        assert mine.topics() == ["orders"] and prefix + "orders" in tansu.topics()
+        produce(mine.bootstrap_servers, mine.topic("orders"), [b"a", b"b"], 2)
+        mine.wait_for_records("orders", 2, timeout=30)
+        assert {r.topic for r in mine.records("orders")} == {"orders"}
+        consumer = ck.Consumer({"bootstrap.servers": mine.bootstrap_servers, "group.id": mine.group("g"),
+                                "auto.offset.reset": "earliest", "enable.auto.commit": False, **QUIET})
+        try:
+            consumer.subscribe([mine.topic("orders")])
+            got, deadline = 0, time.monotonic() + 60
+            while got < 2 and time.monotonic() < deadline:
+                msg = consumer.poll(0.5)
+                got += msg is not None and not msg.error()
+            assert got == 2
+            consumer.commit(asynchronous=False)
+        finally:
+            consumer.close()
+        assert mine.committed("g") == {("orders", 0): 1, ("orders", 1): 1}
+        assert [g.group_id for g in mine.groups()] == ["g"]
+        assert mine.cleanup() == []  # DeleteGroups and DeleteTopics: tansu serves both
+        assert mine.topics() == [] and mine.groups() == []
+    assert not [t for t in tansu.topics() if t.startswith(prefix)]
