@@ -85,9 +85,9 @@ class ProducerStateTable:
             twin.__dict__.update(vars(entry))  # numbers, and the deque copied next
             twin.batches = deque(entry.batches, maxlen=entry.batches.maxlen)
             new.entries[pid] = twin
-        extra = set(vars(self)) - {"topic_partition", "entries"}
-        for key in extra:  # an attribute added later is copied deeply, not forgotten
-            setattr(new, key, copy.deepcopy(getattr(self, key), memo))
+        if len(vars(self)) != 2:  # an attribute added later is copied deeply, not forgotten
+            for key in set(vars(self)) - {"topic_partition", "entries"}:
+                setattr(new, key, copy.deepcopy(getattr(self, key), memo))
         return new
 
     def check(self, batch: RecordBatch) -> BatchMetadata | None:
