@@ -151,13 +151,22 @@ def copy_attrs(source: T, memo: dict[int, Any], *, shallow: Collection[str] = ()
     attrs = new.__dict__
     kinds = _KINDS
     for key, value in vars(source).items():
-        if kinds.get(type(value)) == _KEEP:
+        kind = type(value)
+        action = kinds.get(kind)
+        if action == _KEEP:
             attrs[key] = value
         elif key in shallow:
-            attrs[key] = shallow_copy(value)
+            attrs[key] = value.copy() if kind is list or kind is dict else copy.copy(value)
         elif key in empty:
             attrs[key] = []
         else:
             done = memo.get(id(value))  # reached before (a topic from its partitions, a config from its topic)
-            attrs[key] = done if done is not None else copy_value(value, memo)
+            if done is not None:
+                attrs[key] = done
+            elif action == _OWN:  # what copy_value would do, one call less (the log of a partition, say)
+                attrs[key] = done = _COPIERS[kind](value, memo)
+                if done is not value:
+                    memo[id(value)] = done
+            else:
+                attrs[key] = copy_value(value, memo)
     return new  # type: ignore[no-any-return]
