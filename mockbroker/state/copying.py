@@ -111,7 +111,18 @@ def copy_value(value: Any, memo: dict[int, Any]) -> Any:
         new_list: list[Any] = []
         memo[id(value)] = new_list
         kinds = _KINDS
-        new_list.extend([item if kinds.get(type(item)) == _KEEP else copy_value(item, memo) for item in value])
+        for item in value:
+            kind = type(item)
+            action = kinds.get(kind)
+            if action == _KEEP:
+                new_list.append(item)
+            elif action == _OWN and id(item) not in memo:  # a class's own copy, one call less (a topic's partitions)
+                twin = _COPIERS[kind](item, memo)
+                if twin is not item:
+                    memo[id(item)] = twin
+                new_list.append(twin)
+            else:
+                new_list.append(copy_value(item, memo))
         return new_list
     if action == _TUPLE:
         kinds = _KINDS

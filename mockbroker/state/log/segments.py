@@ -111,11 +111,12 @@ class LogSegments:
         the topic's config through memo (the copy's topic holds the same copy)."""
         new = LogSegments.__new__(LogSegments)
         memo[id(self)] = new
+        attrs = new.__dict__
         for key, value in vars(self).items():
             if key == "segments":
-                new.segments = [segment.copy() for segment in value]
+                attrs[key] = [Segment(*_segment_fields(segment)) for segment in value]  # Segment.copy, inlined
             else:
-                setattr(new, key, copy_value(value, memo))
+                attrs[key] = copy_value(value, memo)
         return new
 
     def __repr__(self) -> str:
