@@ -7,8 +7,8 @@ what the value's exact type is (found once per type, then one dict lookup a valu
 - what cannot change (numbers, strings, bytes, uuids, enum members, functions, classes) is kept as it is;
 - plain dicts, lists and tuples are copied here (a tuple whose items all stay the same is kept, as deepcopy does);
 - an object whose class has `__deepcopy__` gets it called directly (without deepcopy's dispatch);
-- a plain object (a Python class without `__slots__`, `__reduce__`, `__getstate__` or `__setstate__` of its own, as a
-  dataclass) gets its `__dict__` copied value by value, which is what deepcopy does for it;
+- a plain object (a Python class without `__slots__`, `__reduce__`, `__getstate__`, `__setstate__` or `__getattr__` of
+  its own, as a dataclass) gets its `__dict__` copied value by value, which is what deepcopy does for it;
 - a `random.Random` is copied through its state (deepcopy would seed a new one, then copy 625 numbers one by one);
 - anything else goes through `copy.deepcopy`.
 
@@ -58,6 +58,7 @@ def _is_plain(kind: type) -> bool:
             and kind.__new__ is object.__new__
             and kind.__reduce_ex__ is object.__reduce_ex__ and kind.__reduce__ is object.__reduce__  # type: ignore[comparison-overlap]
             and getattr(kind, "__getstate__", None) is object.__getstate__ and not hasattr(kind, "__setstate__")
+            and not hasattr(kind, "__getattr__")  # deepcopy asks the object itself for __deepcopy__: it might answer
             and not any("__slots__" in vars(c) for c in mro) and kind not in copyreg.dispatch_table)
 
 
