@@ -14,9 +14,9 @@ broker's services (nodes, scheduler, clock, listeners, settings, security) to th
 collector is paused while it runs (the copies all live on). A partition log copies itself
 (`PartitionLog.__deepcopy__`, state/log/partition_log.py): its stored batches are shared, never copied (a stored
 batch never changes), and the lists indexing them are copied shallowly. A restore copies every topic, changed
-or not (benchmarks/bench_snapshot.py: 3-3.5 ms of CPU median for 100 topics, more on a loaded machine). The state's timers (group sessions, rebalances, offsets
-cleanup, transaction timeouts and expiry) are copied with their callbacks bound to the copies, and put on the
-scheduler again on restore; the current ones are cancelled first.
+or not (benchmarks/bench_snapshot.py: 3-3.5 ms of CPU median for 100 topics, more on a loaded machine). The
+state's timers (group sessions, rebalances, offsets cleanup, transaction timeouts and expiry) are copied with their
+callbacks bound to the copies, and put on the scheduler again on restore; the current ones are cancelled first.
 
 What restore also does, as a broker that lost its state would look to clients: every client connection is
 closed (Kafka clients reconnect and ask for metadata again; parked requests, a long-poll Fetch or a JoinGroup,
