@@ -1,15 +1,21 @@
-"""state/copying.py: the fast copies snapshots make; and the rooms' __deepcopy__ built on them (a partition log's
-stored batches shared, its indexes copied, its listeners left out)."""
+"""state/copying.py: the fast copies snapshots make (the same as copy.deepcopy's, for each kind of value); and the
+rooms' __deepcopy__ built on them (a partition log's stored batches shared, its indexes copied, its listeners left
+out)."""
 
 from __future__ import annotations
 
 import copy
+import enum
+import random
 import uuid
+from dataclasses import dataclass
+from typing import Any
 
 from mockbroker.clock import Clock
 from mockbroker.protocol.records.builder import RecordInput, build_batch
 from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.cluster.cluster import Cluster
+from mockbroker.state.cluster.placement import Stripe
 from mockbroker.state.copying import copy_attrs, copy_value
 
 
@@ -59,3 +65,79 @@ def test_a_copied_cluster_shares_stored_batches_and_diverges_on_append() -> None
     appender.append_records(partition, memoryview(build_batch([RecordInput(b"k", b"w")])), 9, clock.now_ms())
     assert (partition.log.log_end_offset, twin.log.log_end_offset) == (2, 1)
     assert len(twin.log.batches) == 1 and twin.log.segments.active.size < partition.log.segments.active.size
+
+
+@dataclass
+class Plain:
+    numbers: list[int]
+    label: str = "x"
+
+
+@dataclass(slots=True)
+class Slotted:
+    numbers: list[int]
+
+
+class OwnCopy:
+    calls = 0
+
+    def __init__(self) -> None:
+        self.items = [1]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> OwnCopy:
+        OwnCopy.calls += 1
+        twin = OwnCopy()
+        twin.items = list(self.items)
+        return twin
+
+
+class WithState:
+    def __init__(self) -> None:
+        self.items = [1]
+        self.dropped = "gone"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"items": self.items}
+
+
+class Color(enum.Enum):
+    RED = 1
+
+
+def test_copy_value_gives_what_deepcopy_gives_for_each_kind_of_value() -> None:
+    plain = Plain([1, 2])
+    slotted = Slotted([3])
+    with_state = WithState()
+    value = {"plain": plain, "again": plain, "slotted": slotted, "state": with_state, "color": Color.RED,
+             "fn": print, "kind": Plain, "pair": ("a", 1), "holder": ("a", [1])}
+    twin = copy_value(value, {})
+    assert twin["plain"] == plain and twin["plain"] is not plain and twin["plain"].numbers is not plain.numbers
+    assert twin["again"] is twin["plain"]  # reached twice, copied once
+    assert twin["slotted"] == slotted and twin["slotted"] is not slotted and twin["slotted"].numbers is not slotted.numbers
+    assert twin["state"].items == [1] and not hasattr(twin["state"], "dropped")  # its own __getstate__, as deepcopy
+    assert twin["color"] is Color.RED and twin["fn"] is print and twin["kind"] is Plain
+    assert twin["pair"] is value["pair"]  # nothing in it changes: kept, as deepcopy keeps it
+    assert twin["holder"] == ("a", [1]) and twin["holder"][1] is not value["holder"][1]
+    deep = copy.deepcopy(value)
+    assert {k: repr(v) for k, v in twin.items() if k != "state"} == {k: repr(v) for k, v in deep.items() if k != "state"}
+
+
+def test_copy_value_calls_a_class_own_deepcopy_once_per_object() -> None:
+    own = OwnCopy()
+    OwnCopy.calls = 0
+    twin = copy_value([own, own], {})
+    assert OwnCopy.calls == 1 and twin[0] is twin[1] and twin[0] is not own and twin[0].items == [1]
+
+
+def test_a_copied_random_gives_the_same_numbers_on_its_own() -> None:
+    rng = random.Random(7)
+    rng.random()
+    twin = copy_value(rng, {})
+    assert twin is not rng and [twin.random() for _ in range(3)] == [rng.random() for _ in range(3)]
+    twin.random()
+    assert twin.getstate() != rng.getstate()
+
+
+def test_a_stripe_is_kept_as_it_is() -> None:
+    stripe = Stripe(1, 2)
+    assert copy_value({"s": stripe}, {})["s"] is stripe and copy.deepcopy(stripe) is stripe

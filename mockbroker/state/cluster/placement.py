@@ -16,14 +16,19 @@ No I/O, no randomness here: the caller picks start and shift.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
-@dataclass
+@dataclass(frozen=True)
 class Stripe:
-    """Where a topic's stripe of replicas starts: Kafka's startIndex and nextReplicaShift."""
+    """Where a topic's stripe of replicas starts: Kafka's startIndex and nextReplicaShift (two numbers, never changed)."""
 
     start: int
     shift: int
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Stripe:
+        """A snapshot keeps the same one: it never changes (frozen, numbers only)."""
+        return self
 
 
 def _follower_index(first: int, shift: int, j: int, n: int) -> int:

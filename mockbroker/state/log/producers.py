@@ -78,16 +78,19 @@ class ProducerStateTable:
     def __deepcopy__(self, memo: dict[int, Any]) -> ProducerStateTable:
         """A copy for a snapshot (mockbroker/snapshots.py), made fast: each entry copied, its BatchMetadata (never
         changed once made) shared."""
-        new = ProducerStateTable(self.topic_partition)
+        new = ProducerStateTable.__new__(ProducerStateTable)
         memo[id(self)] = new
+        new.topic_partition = self.topic_partition
+        entries: dict[int, ProducerEntry] = {}
+        new.entries = entries
         for pid, entry in self.entries.items():
             twin = ProducerEntry.__new__(ProducerEntry)
             twin.__dict__.update(vars(entry))  # numbers, and the deque copied next
             twin.batches = deque(entry.batches, maxlen=entry.batches.maxlen)
-            new.entries[pid] = twin
-        extra = set(vars(self)) - {"topic_partition", "entries"}
-        for key in extra:  # an attribute added later is copied deeply, not forgotten
-            setattr(new, key, copy.deepcopy(getattr(self, key), memo))
+            entries[pid] = twin
+        if len(vars(self)) != 2:  # an attribute added later is copied deeply, not forgotten
+            for key in set(vars(self)) - {"topic_partition", "entries"}:
+                setattr(new, key, copy.deepcopy(getattr(self, key), memo))
         return new
 
     def check(self, batch: RecordBatch) -> BatchMetadata | None:
