@@ -98,11 +98,12 @@ def mockbroker(request: pytest.FixtureRequest, mockbroker_factory: Callable[...,
     """A fresh broker; on a remote run (--kafka-bootstrap) a RemoteBroker on that cluster (mockbroker/remote)."""
     remote = pytest_support.remote_bootstrap(request.config)
     if remote is not None:
-        with RemoteBroker(remote) as target:
+        with RemoteBroker(remote, proxy=pytest_support.wants_proxy(request)) as target:
             yield target  # type: ignore[misc]  # the same test API; embedded-only calls raise NotOnRemoteTarget
         return
     marker = request.node.get_closest_marker("mockbroker")
     kwargs = dict(marker.kwargs) if marker else {}
+    kwargs.pop("proxy", None)  # the remote target's fault proxy; the embedded broker needs none
     yield mockbroker_factory(**kwargs)
 
 

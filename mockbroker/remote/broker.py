@@ -21,6 +21,7 @@ from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.records.batch import iter_batches
 from mockbroker.remote import coordinators
 from mockbroker.remote.client import DEFAULT_TIMEOUT_S, ClusterClient, check
+from mockbroker.remote.proxy import KafkaProxy
 from mockbroker.remote.refused import EMBEDDED_ONLY, refusing
 from mockbroker.remote.waits import RemoteWaits
 from mockbroker.state.groups.common import GroupSummary
@@ -46,18 +47,22 @@ class RemoteBroker(RemoteWaits):
     """MockBroker's inspection API answered by a real cluster at bootstrap_servers ("host:port,...")."""
 
     def __init__(self, bootstrap_servers: str, *, client_id: str = "mockbroker-remote",
-                 timeout: float = DEFAULT_TIMEOUT_S) -> None:
+                 timeout: float = DEFAULT_TIMEOUT_S, proxy: bool = False) -> None:
         self._client = ClusterClient(bootstrap_servers, client_id, timeout)
         self._timeout = timeout
+        # proxy=True: the fault proxy (remote/proxy.py) serves inject/clear_faults/received (refused.PROXIED)
+        self.proxy: KafkaProxy | None = KafkaProxy(bootstrap_servers, timeout=timeout).start() if proxy else None
 
     @property
     def bootstrap_servers(self) -> str:
-        """The bootstrap servers the target was given."""
-        return self._client.bootstrap_servers
+        """The bootstrap servers clients use: the fault proxy's when it runs, else those the target was given."""
+        return self.proxy.bootstrap_servers if self.proxy is not None else self._client.bootstrap_servers
 
     def close(self) -> None:
-        """Close every connection to the cluster."""
+        """Close every connection to the cluster (and stop the fault proxy)."""
         self._client.close()
+        if self.proxy is not None:
+            self.proxy.stop()
 
     def __enter__(self) -> RemoteBroker:
         return self
