@@ -21,8 +21,9 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from mockbroker.dispatch import error_response
 from mockbroker.faults import FaultRule, Faults, RequestRecord
@@ -96,6 +97,8 @@ class PairedConnection:
         self.pending: dict[int, Slot] = {}  # correlation id -> the slot its answer fills
         self.queue: asyncio.Queue[Slot] = asyncio.Queue()
         self.opaque = False
+        self.principal = "User:ANONYMOUS"  # the SASL user once a PLAIN or SCRAM client names it
+        self.mechanism = ""
 
     async def run(self) -> None:
         """Serve the client until either side closes or a fault closes the connection."""
@@ -111,13 +114,25 @@ class PairedConnection:
         local = up_writer.get_extra_info("sockname")
         if local is not None:
             self.host.upstream_opened((str(local[0]), int(local[1])))
-        tasks = [loop.create_task(self._requests()), loop.create_task(self._responses(up_reader))]
+        tasks = [loop.create_task(self._guarded(self._requests())),
+                 loop.create_task(self._guarded(self._responses(up_reader)))]
         try:
             await self._write_answers()
         finally:
             for task in tasks:
                 task.cancel()
             self.close()
+
+    async def _guarded(self, loop: Coroutine[Any, Any, None]) -> None:
+        """Run one direction's loop; if it fails, log it and close the connection (never a hung client)."""
+        try:
+            await loop
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("proxy: connection %d to %s:%d failed", self.connection_id, *self.upstream)
+            self._unanswered()
+            self._closing_slot()
 
     def close(self) -> None:
         for w in (self.writer, self.up_writer):
@@ -175,9 +190,11 @@ class PairedConnection:
             request: Msg | None = decode_request(header.api_key, header.api_version, reader)
         except ProtocolError:
             request = None
+        if request is not None and header.api_key in (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
+            self._sasl(header.api_key, request)
         node = self.host.node_of(self.upstream)
         self.host.requests.add(header.api_key, header.api_version, header.client_id, header.correlation_id,
-                               int(time.time() * 1000), self.connection_id, listener=LISTENER,
+                               int(time.time() * 1000), self.connection_id, self.principal, LISTENER,
                                node_id=-1 if node is None else node)
         faults = self.host.faults
         rule = faults.take(header, request, self.host.topic_name, node) if request is not None and faults.active else None
@@ -188,6 +205,22 @@ class PairedConnection:
             slot = self._slot(header.api_key, header.api_version, header.correlation_id)
             slot.then_opaque = header.api_key == ApiKey.SASL_HANDSHAKE and header.api_version == 0
         return FORWARD
+
+    def _sasl(self, api_key: int, request: Msg) -> None:
+        """Note the mechanism a SaslHandshake asks for, and the user name a PLAIN or SCRAM first message
+        gives (Kafka's principal: User:<name>); a failed authentication closes the connection anyway."""
+        if api_key == ApiKey.SASL_HANDSHAKE:
+            self.mechanism = str(request.mechanism)
+            return
+        token = bytes(request.auth_bytes or b"")
+        name = None
+        if self.mechanism == "PLAIN" and token.count(b"\0") == 2:
+            name = token.split(b"\0")[1]
+        elif self.mechanism.startswith("SCRAM-") and token.startswith((b"n,", b"y,", b"p=")):
+            attrs = dict(part.split(b"=", 1) for part in token.split(b",")[2:] if b"=" in part)
+            name = attrs.get(b"n")
+        if name:
+            self.principal = "User:" + name.decode("utf-8", "replace").replace("=2C", ",").replace("=3D", "=")
 
     def _apply(self, rule: FaultRule, header: hdr.RequestHeader, request: Msg, answered: bool) -> str:
         """Act on the fault rule a request matched (faults.FaultRule.apply's actions, over the wire)."""

@@ -82,6 +82,7 @@ def test_sasl_passes_through_to_a_cluster_that_needs_it() -> None:
         for mechanism in ("PLAIN", "SCRAM-SHA-256"):
             assert {(mechanism, ApiKey.SASL_HANDSHAKE), (mechanism, ApiKey.SASL_AUTHENTICATE),
                     (mechanism, ApiKey.PRODUCE)} <= seen
+        assert {r.principal for r in proxy.received(ApiKey.PRODUCE)} == {"User:alice"}
         wrong = ck.Producer({"bootstrap.servers": proxy.bootstrap_servers, "security.protocol": "SASL_PLAINTEXT",
                              "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "wrong",
                              "message.timeout.ms": 3000, "log_level": 0})
