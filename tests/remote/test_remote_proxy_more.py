@@ -194,3 +194,29 @@ def test_through_the_proxy_in_front_of_tansu(tansu: RemoteBroker) -> None:
     assert got == 6
     assert tansu.proxy is not None and tansu.proxy.faults.rules == []  # both rules fired
     assert len(tansu.received(ApiKey.PRODUCE)) >= 2  # type: ignore[attr-defined]
+
+
+@pytest.mark.interop
+@pytest.mark.java
+def test_the_java_client_through_the_proxy_under_faults() -> None:
+    from tests.interop.clients import of_type, require_java, run_java
+
+    require_java()
+    with MockBroker(brokers=3).run_in_thread() as cluster, \
+            RemoteBroker(cluster.bootstrap_servers, proxy=True) as remote:
+        topic = unique("java")
+        remote.create_topic(topic, 3)
+        remote.inject(ApiKey.PRODUCE, error=ErrorCode.NOT_LEADER_OR_FOLLOWER, topic=topic, count=2)  # type: ignore[attr-defined]
+        remote.inject(ApiKey.FETCH, drop="before", topic=topic)  # type: ignore[attr-defined]
+        records = [{"partition": i % 3, "key": f"k{i}", "value": f"v{i}", "headers": []} for i in range(6)]
+        lines = run_java("produce", {"bootstrap": remote.bootstrap_servers, "topic": topic, "records": records,
+                                     "config": {"enable.idempotence": "true", "retry.backoff.ms": 50},
+                                     "timeout_ms": 30_000})
+        assert of_type(lines, "done") == [{"type": "done", "sent": 6, "failed": 0}], lines
+        lines = run_java("consume", {"bootstrap": remote.bootstrap_servers, "topic": topic, "seek": "beginning",
+                                     "until_end": True, "timeout_ms": 30_000})
+        assert sorted(r["value"] for r in of_type(lines, "record")) == [f"v{i}" for i in range(6)], lines
+        assert remote.proxy is not None and remote.proxy.faults.rules == []  # the three faults fired
+        assert sorted(r.value for r in remote.records(topic)) == [b"v%d" % i for i in range(6)]
+        produced = len(remote.received(ApiKey.PRODUCE))  # type: ignore[attr-defined]
+        assert produced - len(cluster.received(ApiKey.PRODUCE)) == 2  # answered by the proxy, then retried
