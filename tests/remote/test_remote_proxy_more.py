@@ -37,7 +37,11 @@ def raw_exchange(address: tuple[str, int], api_key: int, version: int, body: dic
     """The response frame's bytes (after the size) to one request sent on a fresh socket."""
     w = hdr.encode_request_header(hdr.RequestHeader(api_key, version, 7, "raw"))
     encode_request(api_key, version, body, w)
-    payload = w.getvalue()
+    return raw_frame(address, w.getvalue())
+
+
+def raw_frame(address: tuple[str, int], payload: bytes) -> bytes:
+    """The response frame's bytes (after the size) to one request frame (without its size) on a fresh socket."""
     with socket.create_connection(address, timeout=30) as sock:
         sock.sendall(struct.pack(">i", len(payload)) + payload)
         data = b""
@@ -59,6 +63,12 @@ def test_answers_without_endpoints_pass_back_byte_exact() -> None:
                 {"partition_index": 0, "timestamp": -1}, {"partition_index": 1, "timestamp": -1}]}]}),
         ]:
             assert raw_exchange(through, api_key, version, body) == raw_exchange(real, api_key, version, body)
+        newer = struct.pack(">hhih3s", ApiKey.API_VERSIONS, 99, 7, 3, b"raw") + b"\x00\x04raw\x021\x00\x00"
+        assert raw_frame(through, newer) == raw_frame(real, newer)  # a version the package does not know
+        assert [r.api_version for r in proxy.received(ApiKey.API_VERSIONS)][-1] == 99
+        with socket.create_connection(through, timeout=30) as sock:
+            sock.sendall(b"\xff\xff\xff\xff")  # a negative size: the proxy closes, as Kafka does
+            assert sock.recv(16) == b""
         metadata = {"topics": None, "allow_auto_topic_creation": False}
         direct, proxied = (raw_exchange(a, ApiKey.METADATA, 9, metadata) for a in (real, through))
         assert direct != proxied  # the brokers' ports differ, the rest is the same answer
