@@ -3,14 +3,15 @@ rules (`inject`) and request record (`received`) work on the remote target (Remo
 `pytest --kafka-proxy`).
 
 The proxy runs its own asyncio loop in a thread. It listens on 127.0.0.1, one port per real broker: one
-for each bootstrap server at start, and one more for each broker a response names (Metadata,
+for each bootstrap server and each broker a Metadata answer names at start, and one more for each broker
+a response passing through names later (Metadata,
 FindCoordinator, DescribeCluster, KIP-951 leader hints), whose endpoint is rewritten to that port
 (mockbroker/remote/proxy_rewrite.py), so a client that bootstraps from the proxy only ever connects to it.
 Each client connection is paired with a connection to its broker (mockbroker/remote/proxy_connection.py).
 
 Faults are mockbroker/faults.py's rules, matched the same way (API key, topic, partition, node: the node
 id Metadata gave the broker behind the listener; a bootstrap listener whose address no Metadata answer
-has named yet has none), and answered as the embedded broker does, errors with the API's own error
+has named has none), and answered as the embedded broker does, errors with the API's own error
 response (the dispatch registry's builders). Requests are recorded in a faults.RequestRecord: received()
 gives the same ReceivedRequest entries, time_ms from the wall clock, node_id -1 before the node is known.
 """
@@ -31,8 +32,11 @@ from typing import Any, TypeVar
 from mockbroker.dispatch import load_handlers
 from mockbroker.errors import ErrorCode
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord, make_rule
+from mockbroker.protocol.api_keys import ApiKey
+from mockbroker.protocol.errors import ProtocolError
 from mockbroker.protocol.messages import Msg
 from mockbroker.remote import proxy_rewrite
+from mockbroker.remote.client import Connection, UnsupportedOnTarget
 from mockbroker.remote.proxy_connection import PairedConnection
 
 log = logging.getLogger(__name__)
@@ -90,7 +94,25 @@ class KafkaProxy:
         self._thread = threading.Thread(target=loop.run_forever, name="mockbroker-kafka-proxy", daemon=True)
         self._thread.start()
         self._bootstrap = asyncio.run_coroutine_threadsafe(self._listen_bootstrap(), loop).result(self.timeout)
+        for node_id, host, port in self._brokers():
+            asyncio.run_coroutine_threadsafe(self.route(node_id, host, port), loop).result(self.timeout)
         return self
+
+    def _brokers(self) -> list[tuple[int, str, int]]:
+        """(node id, host, port) of each broker, from one Metadata to the first bootstrap server, so that
+        node filters hold from a client's first request; [] if it is refused (a SASL listener closes an
+        unauthenticated connection): the proxy then learns them from the answers passing through."""
+        try:
+            conn = Connection(*self.upstream_bootstrap[0], client_id="mockbroker-proxy", timeout=self.timeout)
+        except (OSError, ProtocolError, UnsupportedOnTarget):
+            return []
+        try:
+            answer = conn.request(ApiKey.METADATA, {"topics": [], "allow_auto_topic_creation": False}, newest=12)
+            return [(b.node_id, b.host, b.port) for b in answer.brokers]
+        except (OSError, ProtocolError, UnsupportedOnTarget):
+            return []
+        finally:
+            conn.close()
 
     async def _listen_bootstrap(self) -> list[Listener]:
         return [await self._listener(addr) for addr in self.upstream_bootstrap]

@@ -193,7 +193,9 @@ def test_the_error_answer_is_the_apis_own_per_partition(cluster: MockBroker, rem
 
 
 def test_a_node_filter_faults_only_that_brokers_listener(remote: RemoteBroker) -> None:
-    routes = metadata_through(remote)
+    assert remote.proxy is not None
+    routes = remote.proxy.node_routes()  # known from the start: the proxy asked the cluster for its brokers
+    assert sorted(routes) == [1, 2, 3] and routes == metadata_through(remote)
     remote.inject(ApiKey.METADATA, error=ErrorCode.NOT_CONTROLLER, node=2, count=5)
     answers = {}
     for node, address in sorted(routes.items()):
