@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import subprocess
 import sys
 import time
 import uuid
@@ -230,3 +231,18 @@ def test_the_java_client_through_the_proxy_under_faults() -> None:
         assert sorted(r.value for r in remote.records(topic)) == [b"v%d" % i for i in range(6)]
         produced = len(remote.received(ApiKey.PRODUCE))  # type: ignore[attr-defined]
         assert produced - len(cluster.received(ApiKey.PRODUCE)) == 2  # answered by the proxy, then retried
+
+
+def test_the_docs_example_passes_through_the_proxy(tmp_path: Path) -> None:
+    from tests.remote.test_remote_docs import example
+    from tests.test_docs import child_env
+
+    (tmp_path / "test_example.py").write_text(example())
+    with MockBroker(brokers=3).run_in_thread() as cluster:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--rootdir",
+                               str(tmp_path), "--kafka-bootstrap", cluster.bootstrap_servers, "--kafka-proxy",
+                               "test_example.py"], cwd=tmp_path, env=child_env(), capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0 and "1 passed, 1 skipped" in proc.stdout, proc.stdout[-4000:] + proc.stderr
+        assert len(cluster.records("orders")) == 6
+        assert any(r.client_id == "mockbroker-proxy" for r in cluster.received(ApiKey.METADATA))  # it ran
