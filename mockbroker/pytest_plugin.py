@@ -104,6 +104,7 @@ def mockbroker(request: pytest.FixtureRequest, mockbroker_factory: Callable[...,
     marker = request.node.get_closest_marker("mockbroker")
     kwargs = dict(marker.kwargs) if marker else {}
     kwargs.pop("isolate", None)  # a remote run's option: a fresh embedded broker is isolated already
+    kwargs.pop("proxy", None)  # the remote target's fault proxy; the embedded broker needs none
     yield mockbroker_factory(**kwargs)
 
 

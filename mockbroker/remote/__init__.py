@@ -10,12 +10,16 @@
 and Java's names), `broker.py` (RemoteBroker: topics, records, batches, offsets, producers), `coordinators.py`
 (groups, committed offsets, transactions), `naming.py` (a test's prefix on a shared cluster), `teardown.py`
 (deleting an isolated test's topics and groups), `waits.py` (wait_for_* by polling), `refused.py`
-(NotOnRemoteTarget and the calls only the embedded broker can answer), `pytest_support.py` (the options).
+(NotOnRemoteTarget and the calls only the embedded broker can answer), `pytest_support.py` (the options),
+`proxy.py` (KafkaProxy: the fault proxy in front of each broker, for inject/received; `proxy_connection.py`
+pairs each client connection with one to the broker, `proxy_rewrite.py` rewrites the brokers' endpoints in
+answers).
 docs/remote-target.md has the table of calls.
 """
 
 from mockbroker.remote.broker import RemoteBroker, RemoteTopic
 from mockbroker.remote.client import UnsupportedOnTarget
+from mockbroker.remote.proxy import KafkaProxy
 from mockbroker.remote.refused import EMBEDDED_ONLY, NotOnRemoteTarget
 
-__all__ = ["EMBEDDED_ONLY", "NotOnRemoteTarget", "RemoteBroker", "RemoteTopic", "UnsupportedOnTarget"]
+__all__ = ["EMBEDDED_ONLY", "KafkaProxy", "NotOnRemoteTarget", "RemoteBroker", "RemoteTopic", "UnsupportedOnTarget"]

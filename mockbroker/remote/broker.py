@@ -24,6 +24,7 @@ from mockbroker.protocol.records.batch import iter_batches
 from mockbroker.remote import coordinators, teardown
 from mockbroker.remote.client import DEFAULT_TIMEOUT_S, ClusterClient, check
 from mockbroker.remote.naming import Isolation
+from mockbroker.remote.proxy import KafkaProxy
 from mockbroker.remote.refused import EMBEDDED_ONLY, refusing
 from mockbroker.remote.security import client_security
 from mockbroker.remote.waits import RemoteWaits
@@ -58,11 +59,14 @@ class RemoteBroker(RemoteWaits):
     """
 
     def __init__(self, bootstrap_servers: str, *, client_id: str = "mockbroker-remote",
-                 timeout: float = DEFAULT_TIMEOUT_S, prefix: str = "", config: dict[str, str] | None = None) -> None:
+                 timeout: float = DEFAULT_TIMEOUT_S, prefix: str = "", config: dict[str, str] | None = None,
+                 proxy: bool = False) -> None:
         self._config = dict(config or {})
         self._client = ClusterClient(bootstrap_servers, client_id, timeout, client_security(self._config))
         self._timeout = timeout
         self._names = Isolation(prefix)
+        # proxy=True: the fault proxy (remote/proxy.py) serves inject/clear_faults/received (refused.PROXIED)
+        self.proxy: KafkaProxy | None = KafkaProxy(bootstrap_servers, timeout=timeout).start() if proxy else None
 
     @property
     def client_config(self) -> dict[str, str]:
@@ -95,12 +99,14 @@ class RemoteBroker(RemoteWaits):
 
     @property
     def bootstrap_servers(self) -> str:
-        """The bootstrap servers the target was given."""
-        return self._client.bootstrap_servers
+        """The bootstrap servers clients use: the fault proxy's when it runs, else those the target was given."""
+        return self.proxy.bootstrap_servers if self.proxy is not None else self._client.bootstrap_servers
 
     def close(self) -> None:
-        """Close every connection to the cluster."""
+        """Close every connection to the cluster (and stop the fault proxy)."""
         self._client.close()
+        if self.proxy is not None:
+            self.proxy.stop()
 
     def __enter__(self) -> RemoteBroker:
         return self

@@ -7,7 +7,10 @@ per-test prefix, and its topics and groups are deleted at teardown, what could n
 an IsolationCleanupWarning. `--kafka-isolation=off` (or MOCKBROKER_KAFKA_ISOLATION=off) turns that off for
 the run, `@pytest.mark.mockbroker(isolate=False)` for one test. The connection's security comes from
 `--kafka-config KEY=VALUE` (repeatable) over `--kafka-config-file PATH` (or MOCKBROKER_KAFKA_CONFIG_FILE),
-in librdkafka's or Java's property names (mockbroker/remote/security.py)."""
+in librdkafka's or Java's property names (mockbroker/remote/security.py).
+
+`--kafka-proxy` (or MOCKBROKER_KAFKA_PROXY=1, or a test's @pytest.mark.mockbroker(proxy=True)) puts the fault
+proxy in front of the cluster (mockbroker/remote/proxy.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from mockbroker.remote.security import client_security, parse_setting, read_prop
 ENV_BOOTSTRAP = "MOCKBROKER_KAFKA_BOOTSTRAP"
 ENV_ISOLATION = "MOCKBROKER_KAFKA_ISOLATION"
 ENV_CONFIG_FILE = "MOCKBROKER_KAFKA_CONFIG_FILE"
+ENV_PROXY = "MOCKBROKER_KAFKA_PROXY"  # "1": the fault proxy, as --kafka-proxy
 EMBEDDED_ONLY_MARKER = "embedded_only"
 RUN_ID_KEY = pytest.StashKey[str]()
 
@@ -50,6 +54,10 @@ def add_option(parser: pytest.Parser) -> None:
     group.addoption(
         "--kafka-config-file", default=None, metavar="PATH",
         help=f"a properties file of such settings (also ${ENV_CONFIG_FILE}); --kafka-config wins")
+    group.addoption(
+        "--kafka-proxy", action="store_true", default=False,
+        help=f"with --kafka-bootstrap: run the fault proxy (mockbroker/remote/proxy.py) in front of the cluster, "
+             f"so inject/received/clear_faults work and clients bootstrap from it (also ${ENV_PROXY}=1)")
 
 
 def configure(config: pytest.Config) -> None:
@@ -97,7 +105,8 @@ def remote_target(request: pytest.FixtureRequest, bootstrap: str) -> Iterator[Re
         if RUN_ID_KEY not in config.stash:
             config.stash[RUN_ID_KEY] = new_run_id()
         prefix = prefix_for(config.stash[RUN_ID_KEY], request.node.nodeid)
-    with RemoteBroker(bootstrap, prefix=prefix, config=remote_config(request.config)) as target:
+    with RemoteBroker(bootstrap, prefix=prefix, config=remote_config(request.config),
+                      proxy=wants_proxy(request)) as target:
         try:
             yield target
         finally:
@@ -106,6 +115,12 @@ def remote_target(request: pytest.FixtureRequest, bootstrap: str) -> Iterator[Re
                 warnings.warn(IsolationCleanupWarning(
                     f"{request.node.nodeid}: left on the cluster at {bootstrap}: " + "; ".join(problems)),
                     stacklevel=1)
+def wants_proxy(request: pytest.FixtureRequest) -> bool:
+    """Whether the remote target of this test runs the fault proxy: --kafka-proxy, $MOCKBROKER_KAFKA_PROXY=1,
+    or the test's @pytest.mark.mockbroker(proxy=True)."""
+    marker = request.node.get_closest_marker("mockbroker")
+    return bool(request.config.getoption("kafka_proxy", False) or os.environ.get(ENV_PROXY, "") == "1"
+                or (marker is not None and marker.kwargs.get("proxy")))
 
 
 def skip_if_embedded_only(item: pytest.Item) -> None:

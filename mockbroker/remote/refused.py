@@ -24,7 +24,7 @@ class NotOnRemoteTarget(RuntimeError):
 
 
 _NO_CLOCK = "a real cluster runs on its own wall clock"
-_NO_FAULTS = "faults need the embedded broker (the fault proxy is not built yet)"
+_NO_FAULTS = "faults need the embedded broker or the fault proxy (RemoteBroker(..., proxy=True), --kafka-proxy)"
 _NO_NODES = "a real cluster's nodes are not this process's to stop or reshape"
 _NO_MODEL = "the broker's in-process model objects do not exist on a real cluster"
 _NO_STATE = "a real cluster's state cannot be copied or put back"
@@ -38,8 +38,11 @@ EMBEDDED_ONLY: dict[str, str] = {
     "stop_node": _NO_NODES, "start_node": _NO_NODES, "stall_node": _NO_NODES, "resume_node": _NO_NODES,
     "set_latency": _NO_NODES, "set_isr": _NO_NODES, "move_leader": _NO_NODES, "move_coordinator": _NO_NODES,
     "elect_preferred_leaders": _NOT_YET, "partition_state": _NOT_YET,
-    "inject": _NO_FAULTS, "clear_faults": _NO_FAULTS, "intercept": _NO_FAULTS, "clear_intercepts": _NO_FAULTS,
-    "received": "the requests other clients send are seen only by the embedded broker (or the proxy, not built)",
+    "inject": _NO_FAULTS, "clear_faults": _NO_FAULTS,
+    "intercept": "request hooks need the embedded broker's handlers",
+    "clear_intercepts": "request hooks need the embedded broker's handlers",
+    "received": "the requests other clients send are seen only by the embedded broker or the fault proxy "
+                "(RemoteBroker(..., proxy=True), --kafka-proxy)",
     "snapshot": _NO_STATE, "restore": _NO_STATE, "reset": _NO_STATE,
     "group_coordinator": _NO_MODEL, "txn_coordinator": _NO_MODEL, "fetch_sessions": _NO_MODEL,
     "appender": _NO_MODEL, "settings": _NO_MODEL, "seed": _NO_MODEL, "from_settings": _NO_MODEL,
@@ -59,9 +62,17 @@ EMBEDDED_ONLY: dict[str, str] = {
 }
 
 
+# What the fault proxy serves (mockbroker/remote/proxy.py) when the target runs with it (proxy=True).
+PROXIED = frozenset({"inject", "clear_faults", "received"})
+
+
 def refusing(name: str, why: str) -> Any:
-    """A property that raises NotOnRemoteTarget when read (a call reads it first, so calls raise too)."""
+    """A property that raises NotOnRemoteTarget when read (a call reads it first, so calls raise too); a
+    PROXIED name gives the fault proxy's method instead when the target has one (its `proxy`)."""
     def get(self: Any) -> Any:
+        proxy = getattr(self, "proxy", None) if name in PROXIED else None
+        if proxy is not None:
+            return getattr(proxy, name)
         raise NotOnRemoteTarget(name, self.bootstrap_servers, why)
     get.__doc__ = f"Not on the remote target: {why}."
     return property(get)
