@@ -241,8 +241,8 @@ def test_the_docs_example_passes_through_the_proxy(tmp_path: Path) -> None:
     with MockBroker(brokers=3).run_in_thread() as cluster:
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--rootdir",
                                str(tmp_path), "--kafka-bootstrap", cluster.bootstrap_servers, "--kafka-proxy",
-                               "test_example.py"], cwd=tmp_path, env=child_env(), capture_output=True, text=True,
+                               "--kafka-isolation", "off", "test_example.py"], cwd=tmp_path, env=child_env(), capture_output=True, text=True,
                               timeout=300)
         assert proc.returncode == 0 and "1 passed, 1 skipped" in proc.stdout, proc.stdout[-4000:] + proc.stderr
-        assert len(cluster.records("orders")) == 6
+        assert len(cluster.records("orders")) == 6  # isolation off: the topic stays, under the test's name
         assert any(r.client_id == "mockbroker-proxy" for r in cluster.received(ApiKey.METADATA))  # it ran
