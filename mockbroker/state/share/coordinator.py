@@ -69,6 +69,8 @@ class ShareCoordinator:
         self.groups: dict[str, ShareGroup] = {}
         self.partitions: dict[SharePartitionKey, SharePartition] = {}
         self.sessions: dict[tuple[int, str, str], ShareSession] = {}
+        # The leader epoch of its topic partition each share partition was last served under (`_follow_leader`).
+        self.leader_epochs: dict[SharePartitionKey, int] = {}
         self.listeners: list[Callable[[], None]] = []
         # Set by the node: run expire at this time of the broker clock (a scheduler timer), so a lock
         # runs out on time even when nothing else happens.
@@ -144,6 +146,7 @@ class ShareCoordinator:
         del self.groups[group_id]
         for key in [k for k in self.partitions if k[0] == group_id]:
             del self.partitions[key]
+            self.leader_epochs.pop(key, None)
 
     # -- share partitions --------------------------------------------------------------------------
     def share_partition(self, group_id: str, topic: str, index: int) -> SharePartition | None:
@@ -170,6 +173,7 @@ class ShareCoordinator:
         partition = self.cluster.partition(topic, index)
         if sp is None or partition is None:
             return []
+        self._follow_leader((group_id, topic, index), sp, partition.leader_epoch)
         sp.skip_to(partition.log.log_start_offset)
         log = partition.log
         if self.group_configs.effective(group_id, "share.isolation.level") == "read_committed":
@@ -202,6 +206,9 @@ class ShareCoordinator:
                     batches: list[tuple[int, int, list[int]]], now_ms: int) -> ErrorCode:
         """Apply a partition's acknowledgement batches (first, last, types); the partition's error code."""
         sp = self.partitions.get((group_id, topic, index))
+        partition = self.cluster.partition(topic, index)
+        if sp is not None and partition is not None:
+            self._follow_leader((group_id, topic, index), sp, partition.leader_epoch)
         code = ErrorCode.NONE
         for first, last, types in batches:
             if sp is None:
@@ -251,6 +258,7 @@ class ShareCoordinator:
         keys = [k for k in self.partitions if k[0] == group_id and k[1] == topic]
         for key in keys:
             del self.partitions[key]
+            self.leader_epochs.pop(key, None)
         return bool(keys)
 
     # -- share sessions ----------------------------------------------------------------------------
@@ -279,9 +287,27 @@ class ShareCoordinator:
             session.epoch = 1 if epoch >= 2**31 - 1 else epoch + 1
 
     # -- time --------------------------------------------------------------------------------------
+    def _follow_leader(self, key: SharePartitionKey, sp: SharePartition, leader_epoch: int) -> int:
+        """A share partition lives on its topic partition's leader (Kafka's SharePartitionManager): when the
+        leader moves (a new leader epoch), the new leader loads it from the persisted share state, where no
+        record is acquired, so the records acquired through the old leader are available again (their
+        delivery counts kept; archived at the delivery limit). How many were released."""
+        last = self.leader_epochs.setdefault(key, leader_epoch)
+        if last == leader_epoch:
+            return 0
+        self.leader_epochs[key] = leader_epoch
+        holders = {r.member_id for r in sp.records.values() if r.state == RecordState.ACQUIRED and r.member_id}
+        return sum(sp.release_member(member_id) for member_id in holders)
+
     def expire(self, now_ms: int) -> None:
-        """Locks that ran out go back (or are archived at the delivery limit); silent members leave."""
-        freed = sum(sp.expire(now_ms) for sp in self.partitions.values())
+        """Locks that ran out go back (or are archived at the delivery limit); silent members leave; the
+        share partitions whose leader moved give back what was acquired through the old one."""
+        freed = 0
+        for key, sp in self.partitions.items():
+            partition = self.cluster.partition(key[1], key[2])
+            if partition is not None:
+                freed += self._follow_leader(key, sp, partition.leader_epoch)
+        freed += sum(sp.expire(now_ms) for sp in self.partitions.values())
         partitions_of = self.partitions_of() if self.groups else {}
         for group in self.groups.values():
             timeout = self.setting("group.share.session.timeout.ms", group.group_id)
