@@ -1,0 +1,44 @@
+"""A share partition follows its partition's leader (raw protocol, 3 nodes): when the leader moves, the
+records acquired through the old leader are available again at once with their delivery counts (Kafka's new
+leader loads the share state, where nothing is acquired), and the new leader hands them out again with the
+count up; a share partition whose leader did not move keeps its locks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from mockbroker.server import MockBroker
+from tests.handlers.conftest import make_batch, produce
+from tests.handlers.test_cluster import connect_to
+from tests.handlers.test_share_groups import EARLIEST, acquired, heartbeat, share_fetch
+
+
+@pytest.fixture
+def cluster() -> Iterator[MockBroker]:
+    with MockBroker(brokers=3, config=dict(EARLIEST)).run_in_thread() as broker:
+        broker.create_topic("q", assignments=[[1, 2, 3], [1, 2, 3]])
+        yield broker
+
+
+def records(broker: MockBroker, partition: int) -> list[tuple[int, str, int, str | None]]:
+    return [(r["offset"], r["state"], r["delivery_count"], r["member_id"])
+            for r in broker.share_groups()["sg"]["partitions"][f"q-{partition}"]["records"]]
+
+
+def test_a_leader_move_gives_back_what_was_acquired_through_the_old_leader(cluster: MockBroker) -> None:
+    topic = cluster.node.cluster.topic("q")
+    assert topic is not None
+    with connect_to(cluster, 1) as one, connect_to(cluster, 2) as two:
+        for p in (0, 1):
+            produce(one, "q", make_batch(b"a", b"b", b"c"), partition=p)
+        assert heartbeat(one, "a", 0, ["q"]).error_code == 0
+        got = share_fetch(one, topic.topic_id, "a", 0, partitions=(0, 1), max_records=4)
+        assert acquired(got) == [(0, 0, 2, 1), (1, 0, 0, 1)]
+        assert records(cluster, 0) == [(o, "ACQUIRED", 1, "a") for o in range(3)]
+        cluster.move_leader("q", 0, 2)
+        assert records(cluster, 0) == [(o, "AVAILABLE", 1, None) for o in range(3)]  # at once, counts kept
+        assert records(cluster, 1) == [(0, "ACQUIRED", 1, "a")]  # its leader did not move
+        assert acquired(share_fetch(two, topic.topic_id, "a", 0, partitions=(0,))) == [(0, 0, 2, 2)]
+        assert records(cluster, 0) == [(o, "ACQUIRED", 2, "a") for o in range(3)]
