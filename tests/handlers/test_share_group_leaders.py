@@ -33,7 +33,8 @@ def test_a_leader_move_gives_back_what_was_acquired_through_the_old_leader(clust
     with connect_to(cluster, 1) as one, connect_to(cluster, 2) as two:
         for p in (0, 1):
             produce(one, "q", make_batch(b"a", b"b", b"c"), partition=p)
-        assert heartbeat(one, "a", 0, ["q"]).error_code == 0
+        with connect_to(cluster, cluster.node.group_coordinator_id("sg")) as coordinator:
+            assert heartbeat(coordinator, "a", 0, ["q"]).error_code == 0
         got = share_fetch(one, topic.topic_id, "a", 0, partitions=(0, 1), max_records=4)
         assert acquired(got) == [(0, 0, 2, 1), (1, 0, 0, 1)]
         assert records(cluster, 0) == [(o, "ACQUIRED", 1, "a") for o in range(3)]
