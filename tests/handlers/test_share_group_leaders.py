@@ -43,3 +43,24 @@ def test_a_leader_move_gives_back_what_was_acquired_through_the_old_leader(clust
         assert records(cluster, 1) == [(0, "ACQUIRED", 1, "a")]  # its leader did not move
         assert acquired(share_fetch(two, topic.topic_id, "a", 0, partitions=(0,))) == [(0, 0, 2, 2)]
         assert records(cluster, 0) == [(o, "ACQUIRED", 2, "a") for o in range(3)]
+
+
+def test_a_share_session_opened_again_or_closed_on_one_node_releases_only_what_that_node_leads() -> None:
+    with MockBroker(brokers=3, config=dict(EARLIEST)).run_in_thread() as broker:
+        broker.create_topic("q", assignments=[[1, 2, 3], [2, 3, 1]])  # q-0 led by node 1, q-1 by node 2
+        topic = broker.node.cluster.topic("q")
+        assert topic is not None
+        with connect_to(broker, 1) as one, connect_to(broker, 2) as two:
+            produce(one, "q", make_batch(b"a", b"b"), partition=0)
+            produce(two, "q", make_batch(b"c", b"d"), partition=1)
+            with connect_to(broker, broker.node.group_coordinator_id("sg")) as coordinator:
+                assert heartbeat(coordinator, "a", 0, ["q"]).error_code == 0
+            assert acquired(share_fetch(one, topic.topic_id, "a", 0, partitions=(0,))) == [(0, 0, 1, 1)]
+            assert acquired(share_fetch(two, topic.topic_id, "a", 0, partitions=(1,))) == [(1, 0, 1, 1)]
+            # a new session on node 1 replaces the old one there: q-0 is handed back (and taken again)
+            assert acquired(share_fetch(one, topic.topic_id, "a", 0, partitions=(0,))) == [(0, 0, 1, 2)]
+            assert records(broker, 1) == [(0, "ACQUIRED", 1, "a"), (1, "ACQUIRED", 1, "a")]  # node 2's kept
+            closed = two.request(79, 1, {"group_id": "sg", "member_id": "a", "share_session_epoch": -1, "topics": []})
+            assert closed.error_code == 0
+            assert records(broker, 1) == [(0, "AVAILABLE", 1, None), (1, "AVAILABLE", 1, None)]
+            assert records(broker, 0) == [(0, "ACQUIRED", 2, "a"), (1, "ACQUIRED", 2, "a")]  # node 1's kept

@@ -6,7 +6,8 @@ ShareAcknowledge (KIP-932). One object for the cluster, as the group coordinator
 - Share sessions (Kafka's ShareSessionCache) are kept per node, group and member: epoch 0 opens one (the
   partitions named are its partitions), a positive epoch must be the session's next one
   (INVALID_SHARE_SESSION_EPOCH; SHARE_SESSION_NOT_FOUND without a session), -1 closes it after its
-  acknowledgements and releases what the member still holds. Incremental requests add partitions and
+  acknowledgements and releases what the member still holds in the share partitions that node leads (a
+  new session at epoch 0 replacing one does the same). Incremental requests add partitions and
   drop the forgotten ones.
 - A member that leaves, or whose session times out, hands its acquired records back.
 - `expire(now_ms)` runs when the broker clock moves: locks run out, members time out; `listeners` are
@@ -268,7 +269,7 @@ class ShareCoordinator:
         if epoch == 0:
             old = self.sessions.pop(key, None)
             if old is not None:
-                self._release_member(group_id, member_id)
+                self._release_member(group_id, member_id, node_id)
             session = self.sessions[key] = ShareSession(epoch=0)
             return session
         session_or_none = self.sessions.get(key)
@@ -282,7 +283,7 @@ class ShareCoordinator:
         """After a request: the next epoch, or the session closed (epoch -1) and its records released."""
         if epoch == FINAL_EPOCH:
             self.sessions.pop((node_id, group_id, member_id), None)
-            self._release_member(group_id, member_id)
+            self._release_member(group_id, member_id, node_id)
         else:
             session.epoch = 1 if epoch >= 2**31 - 1 else epoch + 1
 
@@ -316,11 +317,19 @@ class ShareCoordinator:
         if freed:
             self._changed()
 
-    def _release_member(self, group_id: str, member_id: str) -> int:
-        released = sum(sp.release_member(member_id) for key, sp in self.partitions.items() if key[0] == group_id)
+    def _release_member(self, group_id: str, member_id: str, node_id: int | None = None) -> int:
+        """Hand back what member_id holds in the group: everywhere (it left), or only in the share partitions
+        node_id leads (its share session there was replaced or closed: Kafka's share partitions live on
+        their leaders, each with its own sessions)."""
+        released = sum(sp.release_member(member_id) for key, sp in self.partitions.items()
+                       if key[0] == group_id and (node_id is None or self._leader_of(key) == node_id))
         if released:
             self._changed()
         return released
+
+    def _leader_of(self, key: SharePartitionKey) -> int | None:
+        partition = self.cluster.partition(key[1], key[2])
+        return partition.leader_id if partition is not None else None
 
     def _changed(self) -> None:
         for listener in list(self.listeners):
