@@ -245,7 +245,7 @@ class Connection(asyncio.BufferedProtocol):
             if self.node.security.authorizer is not None:  # Kafka's authorization (imported once one is on)
                 from mockbroker.authorization import guard
                 fn = guard(self.ctx, header.api_key, fn)
-            fault = (self.broker.faults.take(header, request, self._topic_name, self.node.node_id)
+            fault = (self.broker.faults.take(header, request, self._topic_name, self.node.node_id, self._share_session)
                      if self.broker.faults.active else None)
             started = time.perf_counter()
             if fault is not None:
@@ -357,6 +357,11 @@ class Connection(asyncio.BufferedProtocol):
     def _topic_name(self, topic_id: Any) -> str | None:
         topic = self.broker.cluster.topics_by_id.get(topic_id)
         return topic.name if topic is not None else None
+
+    def _share_session(self, req: Any) -> list[tuple[str, int]]:
+        """The partitions of the share session a ShareFetch belongs to on this node (fault rules' filters)."""
+        session = self.node.share_coordinator.sessions.get((self.node.node_id, req.group_id or "", req.member_id or ""))
+        return sorted(session.partitions) if session is not None else []
 
     async def _finish(self, header: hdr.RequestHeader, pending: Any) -> None:
         try:

@@ -13,7 +13,9 @@ optionally topic/partition and the node it was sent to) is consumed for it. Acti
 - hook: a test's function answers (MockBroker.intercept; mockbroker/intercept.py says what it may do);
 - respond: a canned answer given as JSON (the control API's POST /faults {response}; protocol/json_msgs.py
   turns it into the API's response struct, encoded at the request's version).
-A rule's count None keeps it until it is removed (a hook's default).
+A rule's count None keeps it until it is removed (a hook's default). Topic/partition filters look at
+Produce, Fetch, ListOffsets, ShareFetch (the partitions it names and those of its share session) and
+ShareAcknowledge; a rule with a topic never matches another API.
 
 A rule with a probability below 1 fires on each matching request with that chance, drawn from the broker's
 seeded source (`cluster.random`, state/seeding.py), so the same seed and the same requests fire it on the
@@ -123,11 +125,17 @@ class RequestRecord:
 
 
 TopicNames = Callable[[uuid.UUID], "str | None"]
+# The (topic, partition) pairs of the share session a ShareFetch belongs to on the node it came to: an
+# incremental ShareFetch names only what changed, yet fetches every partition of its session.
+SessionPartitions = Callable[[Msg], "list[tuple[str, int]]"]
 
 
-def _request_topics(api_key: int, req: Msg, name_of: TopicNames) -> list[tuple[str | None, list[int]]]:
-    """(topic name, partitions) pairs a request names, for topic/partition filters. Requests that name
-    topics by id (Produce v13+, Fetch v13+) are resolved to names with name_of."""
+def _request_topics(api_key: int, req: Msg, name_of: TopicNames,
+                    session_of: SessionPartitions | None = None) -> list[tuple[str | None, list[int]]]:
+    """(topic name, partitions) pairs a request names, for topic/partition filters (Produce, Fetch,
+    ListOffsets, ShareFetch, ShareAcknowledge). Requests that name topics by id (Produce v13+, Fetch v13+,
+    ShareFetch, ShareAcknowledge) are resolved to names with name_of; a ShareFetch also names the partitions
+    of its share session (session_of)."""
     out: list[tuple[str | None, list[int]]] = []
     if api_key == ApiKey.PRODUCE:
         for t in req.topic_data:
@@ -138,6 +146,12 @@ def _request_topics(api_key: int, req: Msg, name_of: TopicNames) -> list[tuple[s
     elif api_key == ApiKey.LIST_OFFSETS:
         for t in req.topics:
             out.append((t.name, [p.partition_index for p in t.partitions]))
+    elif api_key in (ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE):  # topics by id; ShareFetch's forgotten ones too
+        for t in [*req.topics, *(req.get("forgotten_topics_data") or [])]:
+            parts = t.partitions
+            out.append((name_of(t.topic_id), [p if isinstance(p, int) else p.partition_index for p in parts]))
+        if api_key == ApiKey.SHARE_FETCH and session_of is not None:
+            out.extend((topic, [index]) for topic, index in session_of(req))
     return out
 
 
@@ -155,14 +169,15 @@ class FaultRule:
     hook: Callable[..., Any] | None = None  # action "hook": fn(request, context) (mockbroker/intercept.py)
     response: dict[str, Any] | None = None  # action "respond": the answer's fields as JSON
 
-    def matches(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None) -> bool:
+    def matches(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None,
+                session_of: SessionPartitions | None = None) -> bool:
         if header.api_key != self.api_key or (self.count is not None and self.count <= 0):
             return False
         if self.node is not None and node_id != self.node:
             return False
         if self.topic is None:
             return True
-        for name, parts in _request_topics(header.api_key, req, name_of):
+        for name, parts in _request_topics(header.api_key, req, name_of, session_of):
             if name == self.topic and (self.partition is None or self.partition in parts):
                 return True
         return False
@@ -221,9 +236,10 @@ class Faults:
         self.rules.append(rule)
         return rule
 
-    def take(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None) -> FaultRule | None:
+    def take(self, header: RequestHeader, req: Msg, name_of: TopicNames, node_id: int | None = None,
+             session_of: SessionPartitions | None = None) -> FaultRule | None:
         for rule in self.rules:
-            if rule.matches(header, req, name_of, node_id):
+            if rule.matches(header, req, name_of, node_id, session_of):
                 if rule.probability < 1.0 and self.random.random() >= rule.probability:
                     continue  # not this time: the request goes on to the next rule
                 if rule.count is not None:

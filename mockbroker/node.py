@@ -172,6 +172,12 @@ class BrokerNode:
         return self._share_coordinator
 
     @property
+    def share_coordinator_started(self) -> bool:
+        """Whether the share coordinator was made (looking must not make it)."""
+        owner = self._coordinators_of if self._coordinators_of is not None else self
+        return owner._share_coordinator is not None
+
+    @property
     def group_coordinator_started(self) -> bool:
         """Whether any group was ever asked for here (looking must not make the coordinator)."""
         return self._group_coordinator is not None

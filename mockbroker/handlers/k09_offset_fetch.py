@@ -35,6 +35,7 @@ from mockbroker.authorization.access import (
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.handlers.support.group_types import group_api_error
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -59,7 +60,7 @@ def fetch_group(ctx: RequestContext, coordinator: GroupCoordinator, group_id: st
                 member_epoch: int, topics: list[Msg] | None, by_id: bool,
                 require_stable: bool = False) -> tuple[ErrorCode, list[Msg]]:
     """(group error, topics) for one group of the request (NOT_COORDINATOR when another node coordinates it)."""
-    misrouted = ctx.node.group_coordinator_error(group_id)
+    misrouted = group_api_error(ctx, group_id, ErrorCode.GROUP_ID_NOT_FOUND)  # a share group's id too
     if misrouted is not None:
         return misrouted, []
     try:

@@ -31,6 +31,7 @@ from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.handlers.support.group_authorization import member_of_group
 from mockbroker.handlers.support.group_members import client_host, park
+from mockbroker.handlers.support.group_types import group_api_error
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -56,7 +57,7 @@ def handle_join_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> M
             response.protocol_name = ""
         return response
 
-    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    misrouted = group_api_error(ctx, req.group_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)  # a share group's id too
     if misrouted is not None:
         return finish(error_response(req, misrouted, v))
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.handlers.support.group_authorization import member_of_group
+from mockbroker.handlers.support.group_types import group_api_error
 from mockbroker.protocol.api_keys import ApiKey
+from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
 from mockbroker.protocol.messages import Msg
 
@@ -24,7 +26,7 @@ API_KEY = ApiKey.HEARTBEAT
 
 @handler(API_KEY, 0, 4, authorize=member_of_group)
 def handle_heartbeat(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    misrouted = group_api_error(ctx, req.group_id, ErrorCode.UNKNOWN_MEMBER_ID)  # a share group's id too
     if misrouted is not None:
         return Msg(throttle_time_ms=0, error_code=misrouted)
     code = ctx.node.group_coordinator.heartbeat(req.group_id, req.generation_id, req.member_id,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.handlers.support.group_authorization import member_of_group
+from mockbroker.handlers.support.group_types import group_api_error
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -31,7 +32,7 @@ def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
 @handler(API_KEY, 0, 5, authorize=member_of_group, error_response=error_response)
 def handle_leave_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
     v = header.api_version
-    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    misrouted = group_api_error(ctx, req.group_id, ErrorCode.UNKNOWN_MEMBER_ID)  # a share group's id too
     if misrouted is not None:
         return Msg(throttle_time_ms=0, error_code=misrouted, members=[])
     if v < 3:

@@ -21,6 +21,7 @@ from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.handlers.support.group_authorization import member_of_group
 from mockbroker.handlers.support.group_members import park
+from mockbroker.handlers.support.group_types import group_api_error
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -42,7 +43,7 @@ def handle_sync_group(ctx: RequestContext, header: RequestHeader, req: Msg) -> M
     if v >= 5 and (req.protocol_type is None or req.protocol_name is None):
         return finish(sync_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
 
-    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    misrouted = group_api_error(ctx, req.group_id, ErrorCode.UNKNOWN_MEMBER_ID)  # a share group's id too
     if misrouted is not None:
         return finish(sync_error(misrouted))
 

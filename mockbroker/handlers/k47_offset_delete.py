@@ -25,6 +25,7 @@ from mockbroker.authorization.access import (
 from mockbroker.context import RequestContext
 from mockbroker.dispatch import HandlerResult, handler
 from mockbroker.errors import KafkaError
+from mockbroker.handlers.support.group_types import group_api_error
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -47,7 +48,7 @@ def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> Ha
 
 @handler(API_KEY, 0, 0, authorize=authorize)
 def handle_offset_delete(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    misrouted = group_api_error(ctx, req.group_id, ErrorCode.GROUP_ID_NOT_FOUND)  # a share group's id too
     if misrouted is not None:
         return Msg(error_code=misrouted, throttle_time_ms=0, topics=[])
     cluster = ctx.cluster

@@ -23,6 +23,7 @@ from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.handlers.support.group_authorization import member_of_group
 from mockbroker.handlers.support.group_members import client_host
+from mockbroker.handlers.support.group_types import group_api_error
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -38,7 +39,7 @@ def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
 
 @handler(API_KEY, 0, 1, authorize=member_of_group, error_response=error_response)
 def handle_consumer_group_heartbeat(ctx: RequestContext, header: RequestHeader, req: Msg) -> Msg:
-    misrouted = ctx.node.group_coordinator_error(req.group_id)
+    misrouted = group_api_error(ctx, req.group_id, ErrorCode.GROUP_ID_NOT_FOUND)  # a share group's id too
     if misrouted is not None:
         return error_response(req, misrouted, header.api_version)
     response = ctx.node.group_coordinator.consumer_group_heartbeat(req, header.api_version, header.client_id or "",

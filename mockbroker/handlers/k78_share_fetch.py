@@ -19,7 +19,10 @@ earlier ones in one request (state: mockbroker/state/share/partition.py, coordin
 Simpler than Kafka: read_uncommitted only (share.isolation.level is not modelled); MinBytes and MaxBytes
 are not used to size the answer.
 - Authorization (with an authorizer, `authorize`): READ on the group (GROUP_AUTHORIZATION_FAILED).
-- Error answer (fault injection: `error_response`): the code at the top level.
+- Error answer (fault injection: `error_response`): a partition-level code (NOT_LEADER_OR_FOLLOWER,
+  UNKNOWN_TOPIC_OR_PARTITION, ..., support/share_requests.PARTITION_ERRORS) on every partition named
+  (INVALID_RECORD_STATE as their AcknowledgeErrorCode), any other code, or a request naming no partition
+  (an incremental fetch of its session), at the top level.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.support.group_authorization import member_of_group
 from mockbroker.handlers.support.share_requests import (
+    PARTITION_ERRORS,
     acknowledge_partitions,
+    error_topics,
     lock_timeout,
     session_step,
     share_fetch_topics,
@@ -50,6 +55,9 @@ DEFAULT_MAX_RECORDS = 500
 
 
 def error_response(req: Msg, code: ErrorCode, version: int, message: str | None = None) -> Msg:
+    if code in PARTITION_ERRORS and req.topics:  # on every partition named, as Kafka answers them
+        return Msg(throttle_time_ms=0, error_code=0, error_message=None, acquisition_lock_timeout_ms=0,
+                   responses=error_topics(req.topics, code, fetch=True), node_endpoints=[])
     return Msg(throttle_time_ms=0, error_code=code, error_message=message, acquisition_lock_timeout_ms=0,
                responses=[], node_endpoints=[])
 

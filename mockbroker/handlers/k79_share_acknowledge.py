@@ -8,7 +8,9 @@ next one (INVALID_SHARE_SESSION_EPOCH, SHARE_SESSION_NOT_FOUND); 0 is refused (I
 a session opens with a ShareFetch), -1 acknowledges and closes the session, releasing what the member still
 holds. v2: AcquisitionLockTimeoutMs; IsRenewAck (KIP-1222) is not modelled.
 - Authorization (with an authorizer, `authorize`): READ on the group (GROUP_AUTHORIZATION_FAILED).
-- Error answer (fault injection: `error_response`): the code at the top level.
+- Error answer (fault injection: `error_response`): a partition-level code (NOT_LEADER_OR_FOLLOWER,
+  INVALID_RECORD_STATE, ..., support/share_requests.PARTITION_ERRORS) on every partition named, any other
+  code at the top level.
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ from mockbroker.context import RequestContext
 from mockbroker.dispatch import handler
 from mockbroker.errors import KafkaError
 from mockbroker.handlers.support.group_authorization import member_of_group
-from mockbroker.handlers.support.share_requests import acknowledge_partitions, lock_timeout, session_step
+from mockbroker.handlers.support.share_requests import (
+    PARTITION_ERRORS,
+    acknowledge_partitions,
+    error_topics,
+    lock_timeout,
+    session_step,
+)
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.protocol.headers import RequestHeader
@@ -27,6 +35,9 @@ API_KEY = ApiKey.SHARE_ACKNOWLEDGE
 
 
 def error_response(req: Msg, code: ErrorCode, version: int, message: str | None = None) -> Msg:
+    if code in PARTITION_ERRORS and req.topics:  # on every partition named, as Kafka answers them
+        return Msg(throttle_time_ms=0, error_code=0, error_message=None, acquisition_lock_timeout_ms=0,
+                   responses=error_topics(req.topics, code, fetch=False), node_endpoints=[])
     return Msg(throttle_time_ms=0, error_code=code, error_message=message, acquisition_lock_timeout_ms=0,
                responses=[], node_endpoints=[])
 

@@ -13,8 +13,8 @@ HTTP Basic against JAAS users. A broker without users stays open, as before.
 Authorization. When the broker also has an authorizer (ACLs on), the authenticated principal must be allowed
 what the Kafka APIs would require (`requirement`): reading a topic's records or batches is TOPIC READ, its
 description TOPIC DESCRIBE, its configs TOPIC DESCRIBE_CONFIGS, producing TOPIC WRITE, creating a topic
-TOPIC CREATE (or CLUSTER CREATE), deleting one TOPIC DELETE, one group GROUP DESCRIBE; cluster-wide reads
-(overview, topic list, nodes, groups, transactions, producers, faults, ACLs, the request log, live events,
+TOPIC CREATE (or CLUSTER CREATE), deleting one TOPIC DELETE, one group (or share group) GROUP DESCRIBE; cluster-wide reads
+(overview, topic list, nodes, groups, share groups, transactions, producers, faults, ACLs, the request log, live events,
 metrics) CLUSTER DESCRIBE; every control action (clock, faults, latency, nodes, leaders, ISR, compaction, retention,
 reset, ACL changes) CLUSTER ALTER. Refused: 403. Super users may do everything (the authorizer's rule).
 The index, /health, /names, /openapi.json and the console's static files need authentication only.
@@ -46,9 +46,10 @@ _RULES: dict[tuple[str, str], tuple[AclOperation, ResourceType, str | None]] = {
     ("DELETE", "/topics/{name}"): (_O.DELETE, _R.TOPIC, "name"),
     ("POST", "/topics"): (_O.CREATE, _R.TOPIC, "body:name"),
     ("GET", "/groups/{name}"): (_O.DESCRIBE, _R.GROUP, "name"),
+    ("GET", "/share-groups/{name}"): (_O.DESCRIBE, _R.GROUP, "name"),
 }
 _CLUSTER_READS = ("/overview", "/topics", "/nodes", "/groups", "/transactions", "/producers", "/faults", "/acls",
-                  "/requests", "/clock", "/events", "/metrics")
+                  "/requests", "/clock", "/events", "/metrics", "/share-groups")
 _OPEN = ("/", "/health", "/names", "/openapi.json")
 
 

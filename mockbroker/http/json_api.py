@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.errors import KafkaError
-from mockbroker.http import acls, fault_rules, metrics, snapshots, topic_configs
+from mockbroker.http import acls, fault_rules, metrics, share_groups, snapshots, topic_configs
 from mockbroker.http.decoded import registry_decoder
 from mockbroker.http.records import read_records, record_json
 from mockbroker.http.request import (
@@ -518,4 +518,4 @@ ROUTES: list[tuple[str, str, Callable[..., Any], str]] = [
      "move the coordinator of a group or transactional id {group | transactional_id, node}"),
     ("POST", "/leaders/preferred", JsonApi.elect_preferred, "give every partition its preferred leader"),
     ("POST", "/isr", JsonApi.set_isr, "set a partition's in-sync replicas {topic, partition, isr}"),
-] + acls.ROUTES + topic_configs.ROUTES + metrics.ROUTES + snapshots.ROUTES
+] + acls.ROUTES + topic_configs.ROUTES + metrics.ROUTES + snapshots.ROUTES + share_groups.ROUTES

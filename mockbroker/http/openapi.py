@@ -20,7 +20,7 @@ ERROR_SCHEMA = {
 def _operation(method: str, path: str, summary: str, name: str) -> dict[str, Any]:
     params: list[dict[str, Any]] = []
     if "{name}" in path:
-        what = "group id" if path.startswith("/groups") else "topic name"
+        what = "group id" if path.startswith(("/groups", "/share-groups")) else "topic name"
         params.append({"name": "name", "in": "path", "required": True, "description": what,
                        "schema": {"type": "string"}})
     if "{id}" in path:

@@ -14,7 +14,8 @@ from confluent_kafka import Consumer, Producer
 from tests.console.conftest import WAIT_MS, Console, open_page
 
 SECTIONS = [("overview", "Overview"), ("topics", "Records"), ("producers", "Producers"),
-            ("transactions", "Transactions"), ("groups", "Consumer groups"), ("actions", "Actions"),
+            ("transactions", "Transactions"), ("groups", "Consumer groups"), ("share-groups", "Share groups"),
+            ("actions", "Actions"),
             ("requests", "Request log")]
 
 

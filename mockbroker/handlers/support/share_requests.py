@@ -9,6 +9,7 @@ from typing import Any
 
 from mockbroker.context import RequestContext
 from mockbroker.protocol.errors import ErrorCode
+from mockbroker.protocol.messages import Msg
 from mockbroker.state.share.coordinator import FINAL_EPOCH, ShareCoordinator, ShareSession
 
 
@@ -74,3 +75,31 @@ def with_share_version(features: dict[str, Any], api_version: int, enabled: bool
 def lock_timeout(ctx: RequestContext, group_id: str) -> int:
     """AcquisitionLockTimeoutMs: the group's acquisition lock duration."""
     return ctx.node.share_coordinator.setting("group.share.record.lock.duration.ms", group_id)
+
+
+# Codes Kafka gives per partition in ShareFetch and ShareAcknowledge answers (the partition's ErrorCode;
+# INVALID_RECORD_STATE is ShareFetch's AcknowledgeErrorCode); every other code is a top-level one.
+PARTITION_ERRORS = frozenset({
+    ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID,
+    ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+    ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_RECORD_STATE,
+})
+
+
+def error_topics(topics: list[Any], code: ErrorCode, *, fetch: bool) -> list[Any]:
+    """The Responses of an error answer carrying a partition-level `code` on every partition the request
+    names (a fault injected on ShareFetch or ShareAcknowledge: nothing was applied). ShareFetch carries
+    INVALID_RECORD_STATE as the partitions' AcknowledgeErrorCode."""
+    out = []
+    for t in topics:
+        parts = []
+        for p in t.partitions:
+            fields: dict[str, Any] = {"partition_index": p.partition_index, "error_code": code, "error_message": None,
+                                      "current_leader": Msg(leader_id=-1, leader_epoch=-1)}
+            if fetch:
+                ack = code == ErrorCode.INVALID_RECORD_STATE
+                fields.update(error_code=0 if ack else code, acknowledge_error_code=code if ack else 0,
+                              acknowledge_error_message=None, records=[], acquired_records=[])  # never null
+            parts.append(Msg(**fields))
+        out.append(Msg(topic_id=t.topic_id, partitions=parts))
+    return out

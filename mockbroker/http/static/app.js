@@ -3,6 +3,7 @@
 import { connectEvents, get, on } from "./api.js";
 import { actions } from "./actions.js";
 import { formatTime } from "./dom.js";
+import { shareGroup, shareGroups } from "./share.js";
 import { records } from "./topic.js";
 import * as views from "./views.js";
 
@@ -15,6 +16,8 @@ const routes = [
   [/^\/transactions$/, "transactions", views.transactions],
   [/^\/groups$/, "groups", views.groups],
   [/^\/group\/([^/]+)$/, "groups", views.group],
+  [/^\/share-groups$/, "share-groups", shareGroups],
+  [/^\/share-group\/([^/]+)$/, "share-groups", shareGroup],
   [/^\/actions$/, "actions", actions],
   [/^\/requests$/, "requests", views.requests],
 ];

@@ -6,7 +6,8 @@ ShareAcknowledge (KIP-932). One object for the cluster, as the group coordinator
 - Share sessions (Kafka's ShareSessionCache) are kept per node, group and member: epoch 0 opens one (the
   partitions named are its partitions), a positive epoch must be the session's next one
   (INVALID_SHARE_SESSION_EPOCH; SHARE_SESSION_NOT_FOUND without a session), -1 closes it after its
-  acknowledgements and releases what the member still holds. Incremental requests add partitions and
+  acknowledgements and releases what the member still holds in the share partitions that node leads (a
+  new session at epoch 0 replacing one does the same). Incremental requests add partitions and
   drop the forgotten ones.
 - A member that leaves, or whose session times out, hands its acquired records back.
 - `expire(now_ms)` runs when the broker clock moves: locks run out, members time out; `listeners` are
@@ -79,6 +80,8 @@ class ShareCoordinator:
         self.groups: dict[str, ShareGroup] = {}
         self.partitions: dict[SharePartitionKey, SharePartition] = {}
         self.sessions: dict[tuple[int, str, str], ShareSession] = {}
+        # The leader epoch of its topic partition each share partition was last served under (`_follow_leader`).
+        self.leader_epochs: dict[SharePartitionKey, int] = {}
         self.listeners: list[Callable[[], None]] = []
         # Set by the node: run expire at this time of the broker clock (a scheduler timer), so a lock
         # runs out on time even when nothing else happens.
@@ -157,6 +160,7 @@ class ShareCoordinator:
         del self.groups[group_id]
         for key in [k for k in self.partitions if k[0] == group_id]:
             del self.partitions[key]
+            self.leader_epochs.pop(key, None)
         for skey in [k for k in self.store.states if k[0] == group_id]:
             self.store.delete(skey)
 
@@ -214,6 +218,7 @@ class ShareCoordinator:
         again from the new state on next use (acquired records come back available)."""
         name = next((t.name for t in self.cluster.topics.values() if t.topic_id == skey[1]), None)
         if name is not None and self.partitions.pop((skey[0], name, skey[2]), None) is not None:
+            self.leader_epochs.pop((skey[0], name, skey[2]), None)
             self._changed()
 
     def load(self, state: dict[StateKey, PersistedState]) -> None:
@@ -231,6 +236,7 @@ class ShareCoordinator:
         partition = self.cluster.partition(topic, index)
         if sp is None or partition is None:
             return []
+        self._follow_leader((group_id, topic, index), sp, partition.leader_epoch)
         sp.skip_to(partition.log.log_start_offset)
         log = partition.log
         if self.group_configs.effective(group_id, "share.isolation.level") == "read_committed":
@@ -264,6 +270,9 @@ class ShareCoordinator:
                     batches: list[tuple[int, int, list[int]]], now_ms: int) -> ErrorCode:
         """Apply a partition's acknowledgement batches (first, last, types); the partition's error code."""
         sp = self.partitions.get((group_id, topic, index))
+        partition = self.cluster.partition(topic, index)
+        if sp is not None and partition is not None:
+            self._follow_leader((group_id, topic, index), sp, partition.leader_epoch)
         code = ErrorCode.NONE
         for first, last, types in batches:
             if sp is None:
@@ -297,6 +306,7 @@ class ShareCoordinator:
             state = self.store.states.get(skey)
             self.store.initialize(skey, 0 if state is None else state.state_epoch + 1, start_offset, self.now_ms())
             self.partitions.pop((group_id, topic, index), None)
+            self.leader_epochs.pop((group_id, topic, index), None)
             self.share_partition(group_id, topic, index)  # made again from the state just written
         self._changed()
 
@@ -317,6 +327,7 @@ class ShareCoordinator:
         keys = [k for k in self.partitions if k[0] == group_id and k[1] == topic]
         for key in keys:
             del self.partitions[key]
+            self.leader_epochs.pop(key, None)
         t = self.cluster.topic(topic)
         stored = [k for k in self.store.states if t is not None and k[0] == group_id and k[1] == t.topic_id]
         for skey in stored:
@@ -330,7 +341,7 @@ class ShareCoordinator:
         if epoch == 0:
             old = self.sessions.pop(key, None)
             if old is not None:
-                self._release_member(group_id, member_id)
+                self._release_member(group_id, member_id, node_id)
             session = self.sessions[key] = ShareSession(epoch=0)
             return session
         session_or_none = self.sessions.get(key)
@@ -344,19 +355,34 @@ class ShareCoordinator:
         """After a request: the next epoch, or the session closed (epoch -1) and its records released."""
         if epoch == FINAL_EPOCH:
             self.sessions.pop((node_id, group_id, member_id), None)
-            self._release_member(group_id, member_id)
+            self._release_member(group_id, member_id, node_id)
         else:
             session.epoch = 1 if epoch >= 2**31 - 1 else epoch + 1
 
     # -- time --------------------------------------------------------------------------------------
+    def _follow_leader(self, key: SharePartitionKey, sp: SharePartition, leader_epoch: int) -> int:
+        """A share partition lives on its topic partition's leader (Kafka's SharePartitionManager): when the
+        leader moves (a new leader epoch), the new leader loads it from the persisted share state, where no
+        record is acquired, so the records acquired through the old leader are available again (their
+        delivery counts kept; archived at the delivery limit). How many were released."""
+        last = self.leader_epochs.setdefault(key, leader_epoch)
+        if last == leader_epoch:
+            return 0
+        self.leader_epochs[key] = leader_epoch
+        holders = {r.member_id for r in sp.records.values() if r.state == RecordState.ACQUIRED and r.member_id}
+        return sum(sp.release_member(member_id) for member_id in holders)
+
     def expire(self, now_ms: int) -> None:
-        """Locks that ran out go back (or are archived at the delivery limit); silent members leave."""
+        """Locks that ran out go back (or are archived at the delivery limit); silent members leave; the
+        share partitions whose leader moved give back what was acquired through the old one."""
         freed = 0
         for key, sp in list(self.partitions.items()):
+            partition = self.cluster.partition(key[1], key[2])
+            moved = self._follow_leader(key, sp, partition.leader_epoch) if partition is not None else 0
             expired = sp.expire(now_ms)
-            if expired:
+            if moved or expired:
                 self._persist(key)
-                freed += expired
+                freed += moved + expired
         partitions_of = self.partitions_of() if self.groups else {}
         for group in self.groups.values():
             timeout = self.setting("group.share.session.timeout.ms", group.group_id)
@@ -365,10 +391,13 @@ class ShareCoordinator:
         if freed:
             self._changed()
 
-    def _release_member(self, group_id: str, member_id: str) -> int:
+    def _release_member(self, group_id: str, member_id: str, node_id: int | None = None) -> int:
+        """Hand back what member_id holds in the group: everywhere (it left), or only in the share partitions
+        node_id leads (its share session there was replaced or closed: Kafka's share partitions live on
+        their leaders, each with its own sessions)."""
         released = 0
         for key, sp in list(self.partitions.items()):
-            if key[0] == group_id:
+            if key[0] == group_id and (node_id is None or self._leader_of(key) == node_id):
                 count = sp.release_member(member_id)
                 if count:
                     self._persist(key)
@@ -376,6 +405,10 @@ class ShareCoordinator:
         if released:
             self._changed()
         return released
+
+    def _leader_of(self, key: SharePartitionKey) -> int | None:
+        partition = self.cluster.partition(key[1], key[2])
+        return partition.leader_id if partition is not None else None
 
     def _changed(self) -> None:
         for listener in list(self.listeners):
