@@ -117,7 +117,7 @@ def stored(batch: RecordBatch, now_ms: int) -> StoredBatch:
         base_timestamp=batch.base_timestamp, data=batch.buffer, producer_id=batch.producer_id,
         producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence, last_sequence=batch.last_sequence,
         record_count=batch.record_count, is_transactional=batch.is_transactional, is_control=batch.is_control,
-        leader_epoch=batch.partition_leader_epoch, append_time_ms=now_ms)
+        leader_epoch=batch.partition_leader_epoch)
 
 
 def _segment_bases(directory: Path) -> list[int]:
@@ -253,10 +253,7 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
     report.batches = len(batches)
     start = max(log_start or 0, segments[0].base_offset if segments else 0)
     end = max(next_offset, segments[-1].base_offset if segments else start)
-    plog.batches[:] = batches
-    plog.base_offsets[:] = [b.base_offset for b in batches]
-    running = -1
-    plog.max_ts_running[:] = [running := max(running, b.max_timestamp) for b in batches]
+    plog.store.replace(b.data for b in batches)  # copied out of the files' bytes, which then go
     plog.size_bytes = sum(b.size for b in batches)
     plog.log_end_offset = end
     plog.log_start_offset = min(start, end)
