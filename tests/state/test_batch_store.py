@@ -112,3 +112,14 @@ def test_stored_batches_add_no_object_the_garbage_collector_tracks() -> None:
     gc.collect()
     assert len(log.batches) == 5001
     assert len(gc.get_objects()) - before < 100  # a few chunks and arrays, not one object per batch
+
+
+def test_the_time_index_after_a_front_drop_forgets_the_dropped_maximum() -> None:
+    store = BatchStore()
+    stamps = [50, 900, 10, 20, 950, 30, 1000]
+    for base, ts in enumerate(stamps):
+        store.append(_batch(base, b"v", T0 + ts), base, T0 + ts)
+    store.drop_front(2)  # the 900 goes: the running maximum starts again from the kept batches
+    assert list(store.max_ts_running) == [T0 + 10, T0 + 20, T0 + 950, T0 + 950, T0 + 1000]
+    store.drop_front(3)
+    assert list(store.max_ts_running) == [T0 + 30, T0 + 1000]

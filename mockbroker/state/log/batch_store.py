@@ -186,14 +186,18 @@ class BatchStore:
         if count <= 0:
             return 0
         dropped = sum(self.size(i) for i in range(count))
+        old = self.max_ts_running
+        # Past the first entry above the dropped batches' maximum, the running maximum is a kept batch's:
+        # only the entries before it are recomputed (a few, when timestamps grow with offsets).
+        same_from = bisect.bisect_right(old, old[count - 1], count)
         del self.positions[:count]
         del self.base_offsets[:count]
         running = -1
         ts = array("q")
-        for i in range(len(self.positions)):
+        for i in range(same_from - count):
             running = max(running, self.max_timestamp(i))
             ts.append(running)
-        self.max_ts_running = ts
+        self.max_ts_running = ts + old[same_from:]
         self._release()
         return dropped
 
