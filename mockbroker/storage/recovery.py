@@ -192,6 +192,7 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
     bases = _segment_bases(directory)
     orphans = _orphaned_indexes(directory, bases)
     batches: list[StoredBatch] = []
+    chunks: list[tuple[memoryview, list[int]]] = []  # each segment's bytes and its batches' sizes
     segments: list[Segment] = []
     next_offset = 0
     for k, base in enumerate(bases):
@@ -221,6 +222,9 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
             seg.add(b, now_ms)
         seg.size = valid
         batches += seg_batches
+        if seg_batches:
+            sizes = [b.size for b in seg_batches]
+            chunks.append((memoryview(data)[:sum(sizes)], sizes))
         segments.append(seg)
         report.segments += 1
         if check:
@@ -253,7 +257,9 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
     report.batches = len(batches)
     start = max(log_start or 0, segments[0].base_offset if segments else 0)
     end = max(next_offset, segments[-1].base_offset if segments else start)
-    plog.store.replace(b.data for b in batches)  # copied out of the files' bytes, which then go
+    plog.store.replace([])
+    for chunk, sizes in chunks:
+        plog.store.adopt(chunk, sizes)  # the bytes read from the files, kept as they are: no copy
     plog.size_bytes = sum(b.size for b in batches)
     plog.log_end_offset = end
     plog.log_start_offset = min(start, end)

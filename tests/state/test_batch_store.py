@@ -123,3 +123,17 @@ def test_the_time_index_after_a_front_drop_forgets_the_dropped_maximum() -> None
     assert list(store.max_ts_running) == [T0 + 10, T0 + 20, T0 + 950, T0 + 950, T0 + 1000]
     store.drop_front(3)
     assert list(store.max_ts_running) == [T0 + 30, T0 + 1000]
+
+
+def test_an_adopted_chunk_is_served_without_a_copy_and_never_written() -> None:
+    store = BatchStore()
+    sent = [_batch(base, b"r" * (10 * base + 1), T0 + base) for base in range(4)]
+    segment = b"".join(sent)  # a segment file's bytes, as recovery reads them
+    store.adopt(memoryview(segment), [len(d) for d in sent])
+    assert [bytes(store.data(i)) for i in range(4)] == sent and store.data(2).obj is segment
+    assert list(store.base_offsets) == [0, 1, 2, 3] and store.max_ts_running[-1] == T0 + 3
+    later = _batch(4, b"n")
+    store.append(later, 4, T0)  # into a chunk of its own: the adopted bytes are read-only
+    assert bytes(store.data(4)) == later and store.data(4).obj is not segment
+    views, _ = store.read(0, 5, 1 << 20, False)
+    assert [bytes(v) for v in views] == [*sent, later]

@@ -118,6 +118,23 @@ class BatchStore:
         self._tail, self._used = view, 0
         return view
 
+    def adopt(self, chunk: memoryview, sizes: Iterable[int]) -> None:
+        """Take `chunk` (whole batches back to back, with their sizes, e.g. a segment file's bytes as recovery
+        read them) as a chunk of its own, without a copy; it is never written. Appends go to a new chunk."""
+        self._views.append(chunk)
+        self._starts.append(self._end)
+        pos = 0
+        running = self.max_ts_running
+        for size in sizes:
+            self.positions.append(self._end + pos)
+            self.base_offsets.append(_I64.unpack_from(chunk, pos)[0])
+            ts = _I64.unpack_from(chunk, pos + MAX_TIMESTAMP)[0]
+            prev = running[-1] if running else -1
+            running.append(ts if ts > prev else prev)
+            pos += size
+        self._end += len(chunk)
+        self._tail, self._used = None, 0
+
     # -- reads -------------------------------------------------------------------------------------
     def _locate(self, i: int) -> tuple[memoryview, int]:
         pos = self.positions[i]
