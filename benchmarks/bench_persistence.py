@@ -86,9 +86,7 @@ def build_data_dir(path: Path, size_mb: int) -> int:
         partition.log.append(RecordBatch(data), broker.clock.now_ms())
         count += 1
         if count % 64 == 0:
-            partition.log.batches.clear()  # keep the builder's memory small: the files hold them
-            partition.log.base_offsets.clear()
-            partition.log.max_ts_running.clear()
+            partition.log.store.replace([])  # keep the builder's memory small: the files hold them
     assert broker.storage is not None
     broker.storage.close()
     return count

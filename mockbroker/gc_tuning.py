@@ -1,9 +1,9 @@
 """Keeping the broker's long-lived objects out of Python's garbage collections, in the broker's own process.
 
-Every stored batch is a few objects the collector tracks (the StoredBatch, its memoryview and that view's
-buffer: 3 per batch), so a full (generation 2) collection visits all of them: 0.5-2 s at a million stored
-batches on the 2-core development machine, and it grows with the log (benchmarks/bench_scaling.py --only
-growth). `gc.freeze()` moves every tracked object to the permanent generation, which no collection visits.
+Stored batches are no longer objects (state/log/batch_store.py keeps their bytes in a few chunks per log), but
+what else lives long (groups, producer state, connections, the interpreter's modules) is still visited by every
+full (generation 2) collection, and grows with the broker. `gc.freeze()` moves every tracked object to the
+permanent generation, which no collection visits.
 
 - `FreezeSurvivors`: after each collection of generation 1 (or older) that the interpreter runs by itself, on
   the loop: the young generations collected (their garbage is not frozen), then everything left frozen. What
@@ -12,7 +12,7 @@ growth). `gc.freeze()` moves every tracked object to the permanent generation, w
 - `freeze_now()`: the same once, for what is already there (the interpreter's modules, a data dir's logs).
 
 The price: an object frozen while alive that later becomes garbage inside a reference cycle is not reclaimed.
-No stored batch is in one (a dropped batch is freed by its reference count); 2,100 connections opened and
+No stored batch is an object at all; 2,100 connections opened and
 closed left 85 such objects more than without freezing (bench_scaling.py's churn figures in docs/benchmarks.md).
 
 Only the command line (`python -m mockbroker`, the image) uses this: the process is the broker's. An in-process

@@ -1,7 +1,8 @@
 """Walk a broker's whole state into plain values, to compare two moments field by field (snapshot tests).
 
 `state_of(broker)` (call on the broker's loop) walks every room mockbroker/snapshots.py restores, attribute by
-attribute, down to ints and bytes: a stored batch becomes its fields and its bytes, a timer its due time, an
+attribute, down to ints and bytes: a stored batch becomes its fields and its bytes (a log's BatchStore the
+list of its batches, whatever its chunks' layout), a timer its due time, an
 object seen earlier in the walk a reference to where it was first seen (so sharing is compared too), a room
 or a service of the broker (clock, scheduler, nodes) its name. `differences(a, b)` lists the paths where two
 walks differ, with both values, so a failing test says which field came back wrong.
@@ -10,6 +11,7 @@ walks differ, with both values, so a failing test says which field came back wro
 from __future__ import annotations
 
 import collections
+import dataclasses
 import enum
 import random
 import types
@@ -19,6 +21,7 @@ from typing import Any
 from mockbroker.scheduler import Timer
 from mockbroker.server import MockBroker
 from mockbroker.snapshots import rooms
+from mockbroker.state.log.batch_store import BatchStore, StoredBatches
 
 _ATOMS = (type(None), bool, int, float, str, bytes, complex, uuid.UUID)
 # Left out of a snapshot on purpose (mockbroker/snapshots.py): a log's append listeners are parked fetches';
@@ -71,6 +74,11 @@ def _walk(x: Any, path: str, named: dict[int, str], seen: dict[int, str]) -> Any
         return ["set", *sorted((_walk(v, f"{path}{{}}", named, seen) for v in x), key=repr)]
     if isinstance(x, random.Random):
         return ("random", x.getstate())
+    if isinstance(x, BatchStore):  # what it holds, not how its chunks are laid out: the batches, then the indexes
+        # (each StoredBatch is made for the walk and dropped: walked as plain fields, never entered in `seen`)
+        batches = [{f.name: ("bytes", bytes(v)) if isinstance(v := getattr(b, f.name), memoryview) else v
+                    for f in dataclasses.fields(b)} for b in StoredBatches(x)]
+        return ("BatchStore", batches, list(x.base_offsets), list(x.max_ts_running))
     if hasattr(x, "__dict__") or hasattr(type(x), "__slots__"):
         fields = dict(vars(x)) if hasattr(x, "__dict__") else {}
         for cls in type(x).__mro__:

@@ -10,7 +10,7 @@ With several partitions, pass the whole map back as cursor=0:12,1:40 (partitions
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.http.request import encoded
@@ -46,7 +46,7 @@ def _newest_first(topic: str, p: Partition, below: int) -> Iterator[RecordInfo]:
     """Records of `p` at or below offset `below`, newest first. Each batch is decoded backwards in windows
     that double (hopping over the records before each window), so a reader that stops after a few records
     decodes little more than it takes, however many records the batch holds."""
-    batches: list[StoredBatch] = p.log.batches
+    batches: Sequence[StoredBatch] = p.log.batches
     start_offset = p.log.log_start_offset
     for b in reversed(batches):
         if b.base_offset > below or b.is_control:

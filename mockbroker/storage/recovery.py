@@ -117,7 +117,7 @@ def stored(batch: RecordBatch, now_ms: int) -> StoredBatch:
         base_timestamp=batch.base_timestamp, data=batch.buffer, producer_id=batch.producer_id,
         producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence, last_sequence=batch.last_sequence,
         record_count=batch.record_count, is_transactional=batch.is_transactional, is_control=batch.is_control,
-        leader_epoch=batch.partition_leader_epoch, append_time_ms=now_ms)
+        leader_epoch=batch.partition_leader_epoch)
 
 
 def _segment_bases(directory: Path) -> list[int]:
@@ -192,6 +192,7 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
     bases = _segment_bases(directory)
     orphans = _orphaned_indexes(directory, bases)
     batches: list[StoredBatch] = []
+    chunks: list[tuple[memoryview, list[int]]] = []  # each segment's bytes and its batches' sizes
     segments: list[Segment] = []
     next_offset = 0
     for k, base in enumerate(bases):
@@ -221,6 +222,9 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
             seg.add(b, now_ms)
         seg.size = valid
         batches += seg_batches
+        if seg_batches:
+            sizes = [b.size for b in seg_batches]
+            chunks.append((memoryview(data)[:sum(sizes)], sizes))
         segments.append(seg)
         report.segments += 1
         if check:
@@ -253,10 +257,9 @@ def recover_partition(directory: Path, plog: PartitionLog, *, recovery_point: in
     report.batches = len(batches)
     start = max(log_start or 0, segments[0].base_offset if segments else 0)
     end = max(next_offset, segments[-1].base_offset if segments else start)
-    plog.batches[:] = batches
-    plog.base_offsets[:] = [b.base_offset for b in batches]
-    running = -1
-    plog.max_ts_running[:] = [running := max(running, b.max_timestamp) for b in batches]
+    plog.store.replace([])
+    for chunk, sizes in chunks:
+        plog.store.adopt(chunk, sizes)  # the bytes read from the files, kept as they are: no copy
     plog.size_bytes = sum(b.size for b in batches)
     plog.log_end_offset = end
     plog.log_start_offset = min(start, end)

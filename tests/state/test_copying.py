@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockbroker.clock import Clock
+from mockbroker.protocol.records.batch import RecordBatch
 from mockbroker.protocol.records.builder import RecordInput, build_batch
 from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.cluster.cluster import Cluster
@@ -59,12 +60,17 @@ def test_a_copied_cluster_shares_stored_batches_and_diverges_on_append() -> None
     topics = copy.deepcopy(cluster.topics, memo)
     twin = topics["t"].partitions[0]
     assert twin.topic is topics["t"] and twin.log is not partition.log
-    assert twin.log.batches[0] is partition.log.batches[0]  # shared, never copied
+    assert twin.log.batches[0].data.obj is partition.log.batches[0].data.obj  # the stored bytes shared, never copied
+    held_first = bytes(twin.log.batches[0].data)
     assert twin.log.segments is not partition.log.segments and twin.log.producers is not partition.log.producers
     assert twin.log._listeners == [] and topics["t"].config.broker is cluster.config
     appender.append_records(partition, memoryview(build_batch([RecordInput(b"k", b"w")])), 9, clock.now_ms())
     assert (partition.log.log_end_offset, twin.log.log_end_offset) == (2, 1)
     assert len(twin.log.batches) == 1 and twin.log.segments.active.size < partition.log.segments.active.size
+    # the twin never writes into the chunk it shares: its appends leave the original's bytes as they were
+    held = bytes(partition.log.batches[1].data)
+    twin.log.append(RecordBatch(memoryview(build_batch([RecordInput(b"k", b"x")]))), clock.now_ms())
+    assert bytes(partition.log.batches[1].data) == held and bytes(twin.log.batches[0].data) == held_first
 
 
 @dataclass

@@ -69,7 +69,6 @@ from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.primitives import ZERO_UUID
 from mockbroker.state.cluster.cluster import Topic
 from mockbroker.state.cluster.leadership import check_min_insync
-from mockbroker.state.log.partition_log import PartitionLog
 from mockbroker.state.log.validation import BatchRejected, RejectedBeforeAppend, check_produce_records
 
 API_KEY = ApiKey.PRODUCE
@@ -95,40 +94,6 @@ def _unique_partitions(req: Msg, by_id: bool) -> list[tuple[Msg, list[Msg]]]:
         for pd in td.partition_data:
             parts[pd.index] = pd
     return [(td, list(parts.values())) for td, parts in topics.values()]
-
-
-def _release_frame(req: Msg, appended: list[tuple[PartitionLog, int]]) -> None:
-    """Stored batches are views of the request's frame (no copy). When what this request stored is less
-    than half of its frame (the rest: batches the broker refused, other partitions' errors), copy the
-    stored batches out, so a small accepted batch does not keep a large frame alive."""
-    if not appended:
-        return
-    frame = _frame_of(req)
-    if frame is None:
-        return
-    stored = []
-    total = 0
-    for log, end_before in appended:  # what each append added is at the end of its log
-        batches = log.batches
-        i = len(batches) - 1
-        while i >= 0 and batches[i].base_offset >= end_before:
-            b = batches[i]
-            if b.data.obj is frame:
-                stored.append(b)
-                total += len(b.data)
-            i -= 1
-    if total * 2 < len(cast(bytearray, frame)):
-        for b in stored:
-            b.data = memoryview(bytearray(b.data))
-
-
-def _frame_of(req: Msg) -> Any:
-    """The buffer the request's records are views of (its frame), or None when it carries none."""
-    for td in req.topic_data:
-        for pd in td.partition_data:
-            if pd.records is not None:
-                return pd.records.obj
-    return None
 
 
 def error_response(req: Msg, code: ErrorCode, version: int) -> Msg:
@@ -166,7 +131,6 @@ def handle_produce(ctx: RequestContext, header: RequestHeader,
     now = ctx.node.clock.now_ms()
     responses: list[Msg] = []
     hinted: set[int] = set()
-    appended: list[tuple[PartitionLog, int]] = []  # the logs appended to, with their end offset before
     waiting: Waiting = []  # acks=all: what the ISR must have before the answer (delayed_produce.py)
     started = now_s()
     bound = -1.0
@@ -181,21 +145,20 @@ def handle_produce(ctx: RequestContext, header: RequestHeader,
                     bound = step_seconds(ctx.cluster)
                 if now_s() - started > bound:  # the rest in steps (handlers/support/request_steps.py)
                     rest = deque((t, p) for t in range(ti, len(topics)) for p in topics[t][1][(pi if t == ti else 0):])
-                    return _in_steps(ctx, v, req, topics, rest, responses, hinted, appended, waiting)
+                    return _in_steps(ctx, v, req, topics, rest, responses, hinted, waiting)
             first = False
-            parts.append(_append_partition(ctx, v, req, topic, missing, pd, now, hinted, appended, waiting))
-    _release_frame(req, appended)
+            parts.append(_append_partition(ctx, v, req, topic, missing, pd, now, hinted, waiting))
     return _answer(ctx, req, responses, hinted, waiting)
 
 
 async def _in_steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Msg, list[Msg]]],
                     rest: deque[tuple[int, Msg]], responses: list[Msg], hinted: set[int],
-                    appended: list[tuple[PartitionLog, int]], waiting: Waiting) -> Msg | CloseConnection | None:
+                    waiting: Waiting) -> Msg | CloseConnection | None:
     """The partitions left when the request's first step ran past mockbroker.max.request.step.ms (`rest`:
     each with the index of its topic entry), then the answer. If the connection goes away meanwhile (its
     waiting handler is cancelled), the rest is still appended, in a task of its own: Kafka appends a request
     it has read whatever becomes of its connection (an acks=0 producer may close right after sending)."""
-    steps = (ctx, v, req, topics, rest, responses, hinted, appended, waiting)
+    steps = (ctx, v, req, topics, rest, responses, hinted, waiting)
     try:
         await _steps(*steps)
     except asyncio.CancelledError:
@@ -210,7 +173,7 @@ async def _in_steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Ms
 
 async def _steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Msg, list[Msg]]],
                  rest: deque[tuple[int, Msg]], responses: list[Msg], hinted: set[int],
-                 appended: list[tuple[PartitionLog, int]], waiting: Waiting) -> None:
+                 waiting: Waiting) -> None:
     """Append `rest` (taken from its front), one step after each pass of the event loop. What may change
     between steps (the topic deleted or re-created, the leader moved, the ISR shrunk, the partition
     appended to by another connection) is looked up again in each step, as if the request had just
@@ -232,8 +195,7 @@ async def _steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Msg, 
                 looked_up[t] = _topic_of(ctx, td, v)
             topic, missing = looked_up[t]
             responses[t].partition_responses.append(
-                _append_partition(ctx, v, req, topic, missing, pd, now, hinted, appended, waiting))
-    _release_frame(req, appended)
+                _append_partition(ctx, v, req, topic, missing, pd, now, hinted, waiting))
 
 
 def _topic_of(ctx: RequestContext, td: Msg, v: int) -> tuple[Topic | None, int]:
@@ -245,7 +207,7 @@ def _topic_of(ctx: RequestContext, td: Msg, v: int) -> tuple[Topic | None, int]:
 
 
 def _append_partition(ctx: RequestContext, v: int, req: Msg, topic: Topic | None, missing: int, pd: Msg, now: int,
-                      hinted: set[int], appended: list[tuple[PartitionLog, int]], waiting: Waiting) -> Msg:
+                      hinted: set[int], waiting: Waiting) -> Msg:
     """One partition: Kafka's checks in order, then the append; its answer."""
     acks = req.acks
     node = ctx.node
@@ -276,7 +238,6 @@ def _append_partition(ctx: RequestContext, v: int, req: Msg, topic: Topic | None
             return _partition_response(pd.index, exc.code)
     try:
         ctx.cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
-        appended.append((partition.log, partition.log.log_end_offset))
         result = node.appender.append_records(partition, pd.records, v, now, req.transactional_id)
     except BatchRejected as exc:
         errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message) for e in exc.record_errors]

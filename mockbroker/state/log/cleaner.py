@@ -502,16 +502,12 @@ def prune_aborted_index(index: Iterable[A], stats: CleanerStats) -> list[A]:
 
 
 def install(log: PartitionLog, batches: list[StoredBatch], replacing: int) -> None:
-    """Put `batches` in place of the log's first `replacing` batches and rebuild the offset and time indexes."""
-    log.batches[:replacing] = batches
-    log.base_offsets[:] = [b.base_offset for b in log.batches]
-    running = -1
-    max_ts: list[int] = []
-    for b in log.batches:
-        running = max(running, b.max_timestamp)
-        max_ts.append(running)
-    log.max_ts_running[:] = max_ts
-    log.size_bytes = sum(b.size for b in log.batches)
+    """Put `batches` in place of the log's first `replacing` batches: the log's store rebuilt from their bytes and
+    those of the batches after them (BatchStore.replace: new chunks, new offset and time indexes)."""
+    store = log.store
+    kept = [store.data(i) for i in range(replacing, len(store))]
+    log.store.replace([b.data for b in batches] + kept)
+    log.size_bytes = sum(len(b.data) for b in batches) + sum(len(v) for v in kept)
 
 
 def clean_now(log: PartitionLog, config: TopicConfig, now_ms: int) -> CleanerStats:

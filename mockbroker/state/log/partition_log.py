@@ -1,7 +1,9 @@
 """One partition's log: the v2 record batches producers sent, kept as bytes, with the indexes to serve them.
 
-- Batches are stored as the bytes that arrived (a view into the request frame), after the broker
-  stamped their base offset and partition leader epoch in place. Fetch hands the same views back.
+- Batches are stored as the bytes that arrived, after the broker stamped their base offset and partition
+  leader epoch in place: copied once into the log's BatchStore (state/log/batch_store.py: large chunks and
+  compact columns, no Python object per batch; the request frame goes back to the allocator). Fetch hands
+  views of the stored bytes back. `batches` makes a StoredBatch per index asked for (inspection, cleaner).
 - Offset index: `base_offsets` is sorted; bisect finds the batch holding an offset. A fetch at an
   offset inside a batch returns that whole batch, as Kafka does (the client skips the records below
   its position).
@@ -20,6 +22,7 @@ None in memory) writes each batch before the log stores it, and hears of log sta
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +34,7 @@ from mockbroker.protocol.records.batch import (
     last_sequence_of,
 )
 from mockbroker.state.copying import copy_attrs
+from mockbroker.state.log.batch_store import BatchStore, StoredBatches
 from mockbroker.state.log.producers import ProducerStateTable
 from mockbroker.state.log.segments import LogSegments
 from mockbroker.state.log.stored_batch import StoredBatch
@@ -41,11 +45,10 @@ if TYPE_CHECKING:
 __all__ = ["PartitionLog", "StoredBatch", "copy_log"]
 
 def copy_log(log: PartitionLog, memo: dict[int, Any]) -> PartitionLog:
-    """A copy of a log for a snapshot (mockbroker/snapshots.py): the stored batches shared (a stored batch never
-    changes), the lists indexing them copied one level, the rest (producer state, segments, open transactions)
-    copied deeply over memo; no append listeners (they belong to the parked fetches of this log)."""
-    return copy_attrs(log, memo, shallow=("batches", "base_offsets", "max_ts_running", "epoch_starts"),
-                      empty=("_listeners",))
+    """A copy of a log for a snapshot (mockbroker/snapshots.py): the stored bytes shared (BatchStore.__deepcopy__:
+    stored bytes never change), the columns indexing them copied, the rest (producer state, segments, open
+    transactions) copied deeply over memo; no append listeners (they belong to the parked fetches of this log)."""
+    return copy_attrs(log, memo, shallow=("epoch_starts",), empty=("_listeners",))
 
 
 class PartitionLog:
@@ -54,9 +57,7 @@ class PartitionLog:
     def __init__(self, topic: str, partition: int, leader_epoch: int = 0) -> None:
         self.topic = topic
         self.partition = partition
-        self.batches: list[StoredBatch] = []
-        self.base_offsets: list[int] = []
-        self.max_ts_running: list[int] = []
+        self.store = BatchStore()
         self.log_start_offset = 0
         self.log_end_offset = 0  # next offset to assign
         self.leader_epoch = leader_epoch
@@ -74,6 +75,21 @@ class PartitionLog:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> PartitionLog:
         return copy_log(self, memo)
+
+    @property
+    def batches(self) -> StoredBatches:
+        """The stored batches as a sequence of StoredBatch, each made when asked for (not for hot paths)."""
+        return StoredBatches(self.store)
+
+    @property
+    def base_offsets(self) -> array[int]:
+        """The offset index: the stored batches' base offsets, sorted."""
+        return self.store.base_offsets
+
+    @property
+    def max_ts_running(self) -> array[int]:
+        """The time index: the running maximum of the stored batches' max timestamps."""
+        return self.store.max_ts_running
 
     # -- offsets ---------------------------------------------------------------------------------
     @property
@@ -104,6 +120,23 @@ class PartitionLog:
         if self.sink is not None:
             self.sink.append(batch, now_ms)  # on disk before the log holds it (may raise STORAGE_ERROR)
         stored = self._store(batch, now_ms)
+        self.notify()
+        return stored
+
+    def _store(self, batch: RecordBatch, now_ms: int) -> StoredBatch:
+        (base_offset, _length, _epoch, _magic, _crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
+         producer_id, producer_epoch, base_sequence, record_count) = batch.header()  # one unpack: the hot path
+        last_offset = base_offset + last_offset_delta
+        if not self.epoch_starts or self.epoch_starts[-1][0] != self.leader_epoch:
+            self.epoch_starts.append((self.leader_epoch, base_offset))
+        data = self.store.append(batch.buffer, base_offset, max_timestamp)
+        self.log_end_offset = last_offset + 1
+        self.size_bytes += len(data)
+        self.segments.on_append(batch, now_ms)
+        stored = StoredBatch(base_offset, last_offset, max_timestamp, base_timestamp, data, producer_id,
+                             producer_epoch, base_sequence, last_sequence_of(base_sequence, last_offset_delta),
+                             record_count, bool(attributes & TRANSACTIONAL_MASK), bool(attributes & CONTROL_MASK),
+                             self.leader_epoch)
         if stored.producer_id >= 0:
             entry = self.producers.update(stored.producer_id, stored.producer_epoch, stored.base_sequence,
                                           stored.last_sequence, stored.base_offset, stored.last_offset,
@@ -114,37 +147,6 @@ class PartitionLog:
                 self.open_txn_first_offsets[stored.producer_id] = entry.current_txn_first_offset
             else:
                 self.open_txn_first_offsets.pop(stored.producer_id, None)
-        self.notify()
-        return stored
-
-    def _store(self, batch: RecordBatch, now_ms: int) -> StoredBatch:
-        (base_offset, _length, _epoch, _magic, _crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
-         producer_id, producer_epoch, base_sequence, record_count) = batch.header()  # one unpack: the hot path
-        stored = StoredBatch(
-            base_offset=base_offset,
-            last_offset=base_offset + last_offset_delta,
-            max_timestamp=max_timestamp,
-            base_timestamp=base_timestamp,
-            data=batch.buffer,
-            producer_id=producer_id,
-            producer_epoch=producer_epoch,
-            base_sequence=base_sequence,
-            last_sequence=last_sequence_of(base_sequence, last_offset_delta),
-            record_count=record_count,
-            is_transactional=bool(attributes & TRANSACTIONAL_MASK),
-            is_control=bool(attributes & CONTROL_MASK),
-            leader_epoch=self.leader_epoch,
-            append_time_ms=now_ms,
-        )
-        if not self.epoch_starts or self.epoch_starts[-1][0] != self.leader_epoch:
-            self.epoch_starts.append((self.leader_epoch, stored.base_offset))
-        self.batches.append(stored)
-        self.base_offsets.append(stored.base_offset)
-        prev = self.max_ts_running[-1] if self.max_ts_running else -1
-        self.max_ts_running.append(max(prev, stored.max_timestamp))
-        self.log_end_offset = stored.last_offset + 1
-        self.size_bytes += stored.size
-        self.segments.on_append(stored, now_ms)
         return stored
 
     # -- listeners (fetch long-poll) -------------------------------------------------------------
@@ -168,7 +170,7 @@ class PartitionLog:
         i = bisect.bisect_right(self.base_offsets, offset) - 1
         if i < 0:
             return 0
-        if self.batches[i].last_offset < offset:
+        if self.store.last_offset(i) < offset:
             return i + 1
         return i
 
@@ -178,25 +180,16 @@ class PartitionLog:
         fall between batches (the last stable offset is the first offset of an open transaction's first
         batch), so a batch starting below the bound ends below it too."""
         limit = self.log_end_offset if upto is None else upto
-        out: list[memoryview] = []
-        total = 0
-        batches = self.batches
-        i = self.index_of(offset)
-        n = len(batches)
-        while i < n:
-            b = batches[i]
-            if b.base_offset >= limit:
-                break
-            if total + b.size > max_bytes and not (min_one and not out):
-                break
-            out.append(b.data)
-            total += b.size
-            i += 1
-        return out, total
+        return self.store.read(self.index_of(offset), limit, max_bytes, min_one)
 
     def iter_batches(self, start: int = 0) -> Iterator[StoredBatch]:
-        i = self.index_of(start)
-        yield from self.batches[i:]
+        return self.iter_batches_from_index(self.index_of(start))
+
+    def iter_batches_from_index(self, i: int) -> Iterator[StoredBatch]:
+        store = self.store
+        while i < len(store):
+            yield store.batch(i)
+            i += 1
 
     def records(self) -> Iterator[tuple[StoredBatch, Record]]:
         """Every record with its batch, decoded (for inspection, not the hot path)."""
@@ -212,7 +205,7 @@ class PartitionLog:
         """(offset, timestamp, leader epoch) of the first record with timestamp >= target, or None."""
         i = bisect.bisect_left(self.max_ts_running, target_ms)
         i = max(i, self.index_of(self.log_start_offset))
-        for b in self.batches[i:]:
+        for b in self.iter_batches_from_index(i):
             if b.max_timestamp < target_ms or b.is_control:
                 continue
             for rec in b.view().iter_records():  # decoded one at a time: the search stops at the first match
@@ -223,7 +216,7 @@ class PartitionLog:
     def max_timestamp_offset(self) -> tuple[int, int, int] | None:
         """(offset, timestamp, epoch) of the record with the largest timestamp (the first such)."""
         best: StoredBatch | None = None
-        for b in self.batches[self.index_of(self.log_start_offset):]:
+        for b in self.iter_batches_from_index(self.index_of(self.log_start_offset)):
             if b.is_control:
                 continue
             if best is None or b.max_timestamp > best.max_timestamp:
@@ -262,14 +255,10 @@ class PartitionLog:
             return
         offset = max(offset, self.log_start_offset)
         keep = self.index_of(offset)
-        if keep < len(self.batches) and self.batches[keep].base_offset < offset:
+        if keep < len(self.store) and self.store.base_offsets[keep] < offset:
             keep += 1  # a batch holding `offset` ends above it: replicas copy whole batches, so it stays
-        for b in self.batches[keep:]:
-            self.size_bytes -= b.size
-        del self.batches[keep:]
-        del self.base_offsets[keep:]
-        del self.max_ts_running[keep:]
-        self.log_end_offset = self.batches[-1].last_offset + 1 if self.batches else offset
+        self.size_bytes -= self.store.truncate(keep)
+        self.log_end_offset = self.store.last_offset(keep - 1) + 1 if keep else offset
         self.epoch_starts = [(e, start) for e, start in self.epoch_starts if start < self.log_end_offset]
         self.segments.truncate_to(self, self.batches)
         self.producers.rebuild(self.batches, now_ms)
@@ -286,18 +275,9 @@ class PartitionLog:
         gone is forgotten (and then accepted with any sequence, KIP-360), as Kafka's truncateHead does."""
         offset = min(max(offset, self.log_start_offset), self.log_end_offset)
         self.log_start_offset = offset
-        keep_from = 0
-        while keep_from < len(self.batches) and self.batches[keep_from].last_offset < offset:
-            self.size_bytes -= self.batches[keep_from].size
-            keep_from += 1
+        keep_from = self.index_of(offset)  # the batches wholly below `offset` go
         if keep_from:
-            del self.batches[:keep_from]
-            del self.base_offsets[:keep_from]
-            del self.max_ts_running[:keep_from]
-            running = -1
-            for k, b in enumerate(self.batches):
-                running = max(running, b.max_timestamp)
-                self.max_ts_running[k] = running
+            self.size_bytes -= self.store.drop_front(keep_from)
             self.producers.rebuild(self.batches, now_ms)
             self.sync_open_txns()
         if self.sink is not None:

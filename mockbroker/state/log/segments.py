@@ -1,6 +1,6 @@
 """Segments of one partition log, as Kafka's LocalLog / LogSegment keep them, over the in-memory batches.
 
-The log's bytes stay in PartitionLog.batches; a segment here is only a boundary (its base offset) with
+The log's bytes stay in the log's BatchStore (state/log/batch_store.py); a segment here is only a boundary (its base offset) with
 the bookkeeping Kafka keeps per segment file, which compaction and retention work in units of:
 - size: the bytes appended to it. Moving the log start offset (DeleteRecords) does not shrink it, as it
   does not shrink Kafka's file; cleaning replaces it with the cleaned size.
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -44,7 +45,8 @@ class SegmentedLog(Protocol):
     """What segment lookups read of a partition log (mockbroker.state.log.partition_log.PartitionLog, which imports this
     module: the log depends on its segments, never the other way round)."""
 
-    base_offsets: list[int]  # the stored batches' base offsets, sorted
+    @property
+    def base_offsets(self) -> Sequence[int]: ...  # the stored batches' base offsets, sorted
     log_end_offset: int
     segments: LogSegments
 
@@ -56,6 +58,13 @@ class SizedBatch(Protocol):
     def size(self) -> int: ...
     @property
     def max_timestamp(self) -> int: ...
+
+
+class AppendedBatch(SizedBatch, Protocol):
+    """What on_append reads of a batch just stored (a RecordBatch, or a StoredBatch)."""
+
+    @property
+    def base_offset(self) -> int: ...
 
 
 @dataclass(slots=True)
@@ -79,7 +88,7 @@ class Segment:
         """Kafka's LogSegment.largestTimestamp: the max record timestamp, else the last-modified time."""
         return self.max_timestamp if self.max_timestamp >= 0 else self.last_modified_ms
 
-    def add(self, batch: StoredBatch, now_ms: int) -> None:
+    def add(self, batch: SizedBatch, now_ms: int) -> None:
         if not self.has_batches:
             self.has_batches = True
             self.first_batch_timestamp = batch.max_timestamp
@@ -142,7 +151,7 @@ class LogSegments:
         return self._int_config("segment.ms", DEFAULT_SEGMENT_MS)
 
     # -- appends and rolls ---------------------------------------------------------------------------
-    def on_append(self, batch: StoredBatch, now_ms: int) -> None:
+    def on_append(self, batch: AppendedBatch, now_ms: int) -> None:
         """Account for a batch just stored at the end of the log, rolling first if Kafka would have."""
         seg = self.segments[-1]
         if seg.has_batches and self._should_roll(seg, batch, now_ms):
@@ -177,7 +186,7 @@ class LogSegments:
             return seg
         return self._start_segment(log_end_offset, now_ms)
 
-    def truncate_to(self, log: SegmentedLog, batches: list[StoredBatch]) -> None:
+    def truncate_to(self, log: SegmentedLog, batches: Sequence[StoredBatch]) -> None:
         """After the log dropped its batches from log.log_end_offset on: segments starting there go (the
         first one stays, empty), and the last one left is recounted from the batches it still holds."""
         end = log.log_end_offset

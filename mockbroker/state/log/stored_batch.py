@@ -1,8 +1,9 @@
-"""A batch as the log stores it: the header fields read once on append, and the bytes themselves.
+"""A batch as the log hands it out: its header fields and its bytes.
 
-The bottom of the log's modules: partition_log.py keeps a list of these, producers.py rebuilds producer state from
-them, segments.py accounts for them, cleaner.py and retention.py rewrite and drop them. It imports none
-of them, so they all depend on it in one direction.
+The log keeps none of these (state/log/batch_store.py holds the bytes and a few columns); one is made from the
+stored bytes each time PartitionLog.batches is indexed or iterated. producers.py rebuilds producer state from
+them, cleaner.py rewrites them, storage/ writes their bytes. It imports none of those modules, so they all
+depend on it in one direction.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from mockbroker.protocol.records.batch import RecordBatch
 
 @dataclass(slots=True)
 class StoredBatch:
-    """A batch in the log: its header fields, read once on append, and its bytes."""
+    """A batch in the log: its header fields, read from its bytes, and a view of those bytes."""
 
     base_offset: int
     last_offset: int
@@ -28,8 +29,7 @@ class StoredBatch:
     record_count: int
     is_transactional: bool
     is_control: bool
-    leader_epoch: int
-    append_time_ms: int  # broker clock when appended (for segment.ms / retention)
+    leader_epoch: int  # the header's partition leader epoch
 
     @property
     def size(self) -> int:
