@@ -14,21 +14,23 @@ import pytest
 
 from mockbroker import MockBroker
 from mockbroker.remote import EMBEDDED_ONLY, RemoteBroker
+from mockbroker.remote.refused import PROXIED
 from tests.test_docs import REPO, blocks_of, child_env
 
 PAGE = REPO / "docs" / "remote-target.md"
-ROW = re.compile(r"^\|\s*`(\w+)`\s*\|\s*(\w+)\s*\|\s*(\w+)\s*\|\s*(\w+)\s*\|")
+ROW = re.compile(r"^\|\s*`(\w+)`\s*\|\s*(\w+)\s*\|\s*(\w+)\s*\|\s*(\w+)\s*\|\s*(\w+)\s*\|")
 INSTANCE_ATTRIBUTES = {"clock", "cluster", "nodes"}  # set in MockBroker._build, read by tests
 
 
-def table() -> dict[str, tuple[str, str, str]]:
+def table() -> dict[str, tuple[str, str, str, str]]:
+    """The rows: name -> (Embedded, Remote, Through the proxy, tansu 0.6)."""
     rows = {}
     for line in PAGE.read_text().splitlines():
         match = ROW.match(line)
         if match:
-            name, embedded, remote, tansu = match.groups()
+            name, embedded, remote, proxy, tansu = match.groups()
             assert name not in rows, f"{name} twice in the table"
-            rows[name] = (embedded, remote, tansu)
+            rows[name] = (embedded, remote, proxy, tansu)
     return rows
 
 
@@ -49,11 +51,13 @@ def test_the_table_lists_every_call_with_its_remote_support() -> None:
     public = {n for n in dir(MockBroker) if not n.startswith("_")} | INSTANCE_ATTRIBUTES
     assert sorted(public - set(rows)) == [], "calls missing from docs/remote-target.md's table"
     assert sorted(set(rows) - public) == [], "rows of docs/remote-target.md's table MockBroker does not have"
-    remote_yes = {name for name, (_, remote, _) in rows.items() if remote == "yes"}
+    remote_yes = {name for name, (_, remote, _, _) in rows.items() if remote == "yes"}
     assert remote_yes == served_remotely()
-    assert {name for name, (_, remote, _) in rows.items() if remote == "no"} == set(EMBEDDED_ONLY)
-    assert all(embedded == "yes" for embedded, _, _ in rows.values())
-    assert all(tansu == "no" for name, (_, _, tansu) in rows.items() if name in EMBEDDED_ONLY)
+    assert {name for name, (_, remote, _, _) in rows.items() if remote == "no"} == set(EMBEDDED_ONLY)
+    proxy_yes = {name for name, (_, _, proxy, _) in rows.items() if proxy == "yes"}
+    assert proxy_yes == served_remotely() | PROXIED
+    assert all(embedded == "yes" for embedded, _, _, _ in rows.values())
+    assert all(tansu == "no" for name, (_, _, _, tansu) in rows.items() if name in EMBEDDED_ONLY)
 
 
 def example() -> str:
@@ -92,3 +96,23 @@ def test_the_example_passes_against_tansu(tmp_path: Path) -> None:
     with bench_peers.tansu_process() as target:
         proc = run_example(tmp_path, target.bootstrap)
     assert proc.returncode == 0 and "1 passed, 1 skipped" in proc.stdout, proc.stdout[-4000:] + proc.stderr
+
+
+README_ROW = re.compile(r"^\| (Embedded[^|]*) \| (`.*`) \|$")
+
+
+def test_the_readmes_summary_groups_every_call_as_the_table_does() -> None:
+    """README.md's "The same tests on a real cluster" sorts every call into three rows; they agree with the
+    table of docs/remote-target.md (and so, through the test above, with the code)."""
+    readme = {}
+    for line in (REPO / "README.md").read_text().splitlines():
+        match = README_ROW.match(line)
+        if match:
+            readme[match.group(1).split(" (")[0]] = set(re.findall(r"`(\w+)`", match.group(2)))
+    rows = table()
+    assert readme == {
+        "Embedded, remote and through the proxy": {n for n, (_, remote, _, _) in rows.items() if remote == "yes"},
+        "Embedded and through the proxy": {n for n, (_, remote, proxy, _) in rows.items()
+                                           if remote == "no" and proxy == "yes"},
+        "Embedded only": {n for n, (_, _, proxy, _) in rows.items() if proxy == "no"},
+    }
