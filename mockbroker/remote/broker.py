@@ -22,12 +22,14 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.messages import Msg
 from mockbroker.protocol.records.batch import iter_batches
 from mockbroker.remote import coordinators, teardown
+from mockbroker.remote.access import RemoteAccess
 from mockbroker.remote.client import DEFAULT_TIMEOUT_S, ClusterClient, check
 from mockbroker.remote.naming import Isolation
 from mockbroker.remote.proxy import KafkaProxy
 from mockbroker.remote.refused import EMBEDDED_ONLY, refusing
 from mockbroker.remote.security import client_security
 from mockbroker.remote.waits import RemoteWaits
+from mockbroker.security.acls import AclBinding
 from mockbroker.state.groups.common import GroupSummary
 from mockbroker.state.txn.metadata import TransactionInfo
 
@@ -67,6 +69,10 @@ class RemoteBroker(RemoteWaits):
         self._names = Isolation(prefix)
         # proxy=True: the fault proxy (remote/proxy.py) serves inject/clear_faults/received (refused.PROXIED)
         self.proxy: KafkaProxy | None = KafkaProxy(bootstrap_servers, timeout=timeout).start() if proxy else None
+        if self.proxy is not None:
+            self.proxy.map_topic = self._names.real  # inject(topic="orders") means the test's topic
+        # ACLs and SCRAM users (remote/access.py): add_acl, remove_acls, acls, add_user, remove_user
+        self.access = RemoteAccess(self._client, self._names.real, self._names.test_name)
 
     @property
     def client_config(self) -> dict[str, str]:
@@ -90,12 +96,35 @@ class RemoteBroker(RemoteWaits):
         """The cluster's name of the test's transactional id `name` (prefixed when isolated)."""
         return self._names.real(name)
 
+    # -- ACLs and SCRAM users: remote/access.py (MockBroker's arguments) ----------------------------------
+    def add_acl(self, principal: str, operation: str | list[str], **resource: Any) -> list[AclBinding]:
+        """CreateAcls, as MockBroker.add_acl (RemoteAccess.add_acl)."""
+        return self.access.add_acl(principal, operation, **resource)
+
+    def remove_acls(self, principal: str | None = None, operation: str = "ANY", **resource: Any) -> list[AclBinding]:
+        """DeleteAcls, as MockBroker.remove_acls (RemoteAccess.remove_acls)."""
+        return self.access.remove_acls(principal, operation, **resource)
+
+    def acls(self) -> list[AclBinding]:
+        """DescribeAcls: every binding on the cluster (RemoteAccess.acls)."""
+        return self.access.acls()
+
+    def add_user(self, name: str, password: str, mechanism: str | list[str] | None = None,
+                 iterations: int = 4096) -> None:
+        """AlterUserScramCredentials, SCRAM only (RemoteAccess.add_user)."""
+        self.access.add_user(name, password, mechanism, iterations)
+
+    def remove_user(self, name: str) -> None:
+        """AlterUserScramCredentials deleting the user's credentials (RemoteAccess.remove_user)."""
+        self.access.remove_user(name)
+
     def cleanup(self) -> list[str]:
-        """Delete the test's topics (DeleteTopics) and groups (DeleteGroups), best effort; what could not be
-        deleted, one line each. Nothing when the target does not isolate (every name would be the test's)."""
+        """Delete the test's topics (DeleteTopics) and groups (DeleteGroups), and remove the ACLs and users it
+        added, best effort; what could not be deleted, one line each. Nothing when the target does not isolate
+        (every name would be the test's)."""
         if not self._names.prefix:
             return []
-        return teardown.delete_own(self._client, self._names, self._timeout)
+        return self.access.remove_created() + teardown.delete_own(self._client, self._names, self._timeout)
 
     @property
     def bootstrap_servers(self) -> str:

@@ -74,6 +74,7 @@ class KafkaProxy:
         self.upstream_bootstrap = parse_servers(bootstrap_servers)
         self.timeout = timeout
         self.faults = Faults(random.Random(seed))
+        self.map_topic: Callable[[str], str] = str  # a test's topic name -> the cluster's (RemoteBroker's isolation)
         self.requests = RequestRecord()
         self._listeners: dict[tuple[str, int], Listener] = {}
         self._nodes: dict[tuple[str, int], int] = {}  # real broker address -> node id, from the answers
@@ -177,6 +178,8 @@ class KafkaProxy:
         proxy with the API's error response, not sent on), drop="before" (the connection is closed, the
         request not sent on), drop="after" (sent on and applied by the cluster, then the connection is
         closed unanswered), delay=<seconds> (the answer held back); as MockBroker.inject."""
+        if topic is not None:
+            topic = self.map_topic(topic)
         rule = make_rule(api_key, error=error, drop=drop, delay=delay, count=count, topic=topic,
                          partition=partition, node=node, probability=probability)
         return self._call(self.faults.add, rule)

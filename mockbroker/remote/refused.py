@@ -55,7 +55,6 @@ EMBEDDED_ONLY: dict[str, str] = {
     "node_id": _NO_MODEL,
     "schema_registry_url": "the embedded Schema Registry only", "schemas": "the embedded Schema Registry only",
     "decoded_records": "the embedded Schema Registry only",
-    "add_user": _NOT_YET, "remove_user": _NOT_YET, "add_acl": _NOT_YET, "remove_acls": _NOT_YET, "acls": _NOT_YET,
     "set_quota": _NOT_YET, "quotas": _NOT_YET, "share_groups": _NOT_YET,
     "client_metrics": "pushed client telemetry is kept by the embedded broker only",
     "subscribe_client_metrics": _NOT_YET,
