@@ -1,6 +1,7 @@
 """Share groups with confluent-kafka's ShareConsumer, the scenarios issue 31 names beyond the main file
 (tests/interop/test_share_groups.py): a member that leaves hands the records it holds back to the group
 (another member gets them, delivery count up, no lock timeout needed), and the `mockbroker` command serves
+confluent-kafka's ShareConsumer and Java's KafkaShareConsumer
 share groups as the fixture does (judged by what the consumers read: the command has no log to inspect)."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from confluent_kafka.admin import (
 )
 
 from mockbroker.server import MockBroker
+from tests.interop.clients import of_type, run_java
 
 pytestmark = pytest.mark.interop
 
@@ -88,15 +90,22 @@ def test_a_member_that_leaves_hands_its_acquired_records_to_the_others(
     assert sorted(later) == [(0, 0, 2), (0, 1, 2), (0, 2, 2)]
 
 
-def test_the_command_serves_share_groups_each_record_once(cli_broker: str) -> None:
+def a_topic_and_group_on_the_command(bootstrap: str, records: int) -> tuple[str, str]:
+    """A fresh topic of 2 partitions holding `records` records and a share group reading it from the start,
+    made over the wire (the command's broker is shared by the session: fresh names each time)."""
     topic, group = f"queue-{uuid.uuid4().hex[:8]}", f"sg-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": cli_broker})
+    admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
     resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
         ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
     for future in admin.incremental_alter_configs([resource]).values():
         future.result(30)
-    produce(cli_broker, topic, 20, 2)
+    produce(bootstrap, topic, records, 2)
+    return topic, group
+
+
+def test_the_command_serves_share_groups_each_record_once(cli_broker: str) -> None:
+    topic, group = a_topic_and_group_on_the_command(cli_broker, 20)
     members = [share_consumer(cli_broker, group, topic) for _ in range(2)]
     deliveries: list[Delivery] = []
     try:
@@ -111,3 +120,13 @@ def test_the_command_serves_share_groups_each_record_once(cli_broker: str) -> No
             member.close()
     assert sorted((p, o) for p, o, _ in deliveries) == sorted((i % 2, i // 2) for i in range(20))
     assert {n for *_, n in deliveries} == {1}
+
+
+@pytest.mark.java
+def test_the_command_serves_javas_share_consumer_each_record_once(cli_broker: str) -> None:
+    topic, group = a_topic_and_group_on_the_command(cli_broker, 20)
+    run = run_java("share-consume", {"bootstrap": cli_broker, "topic": topic, "group_id": group, "idle_ms": 3000,
+                                     "stop_after_ms": 40000}, timeout=90)
+    records = of_type(run, "record")
+    assert sorted((r["partition"], r["offset"]) for r in records) == sorted((i % 2, i // 2) for i in range(20))
+    assert {r["delivery_count"] for r in records} == {1}
