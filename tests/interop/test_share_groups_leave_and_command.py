@@ -1,8 +1,7 @@
 """Share groups with confluent-kafka's ShareConsumer, the scenarios issue 31 names beyond the main file
 (tests/interop/test_share_groups.py): a member that leaves hands the records it holds back to the group
 (another member gets them, delivery count up, no lock timeout needed), and the `mockbroker` command serves
-confluent-kafka's ShareConsumer and Java's KafkaShareConsumer
-share groups as the fixture does (judged by what the consumers read: the command has no log to inspect)."""
+share groups to confluent-kafka's ShareConsumer and Java's KafkaShareConsumer as the fixture does (judged by what the consumers read: the command has no log to inspect)."""
 
 from __future__ import annotations
 
