@@ -311,7 +311,10 @@ class BrokerConfig:
         self.static_values: dict[str, Any] = {}
         self.dynamic_default: dict[str, Any] = {}  # DYNAMIC_DEFAULT_BROKER_CONFIG (resource name "")
         self.dynamic_broker: dict[str, Any] = {}  # DYNAMIC_BROKER_CONFIG (resource name = node id)
-        # Called after a dynamic layer changed (a data dir stores them: mockbroker/storage).
+        # GROUP resources' own configs by group id (checked and read by state/share/group_configs.py): kept here
+        # beside the dynamic layers because Kafka keeps both as ConfigRecords of its metadata log.
+        self.group_configs: dict[str, dict[str, str]] = {}
+        # Called after a dynamic layer or a group's configs changed (a data dir stores them: mockbroker/storage).
         self.on_dynamic_change: Callable[[], None] | None = None
         for key, raw in (overrides or {}).items():
             self.set(key, raw)

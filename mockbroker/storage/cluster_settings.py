@@ -16,7 +16,9 @@ change of that file) after each change:
   authorizer keeps the stored bindings in the file untouched (Kafka's metadata log keeps them too), and
   they apply again once a broker starts with one;
 - client quotas: AlterClientQuotas and `broker.set_quota` (ClientQuotas.on_change), each entity with its
-  values; a default entity's name is null, as in Kafka's records.
+  values; a default entity's name is null, as in Kafka's records;
+- group configs: IncrementalAlterConfigs on GROUP resources (BrokerConfig.group_configs, the same
+  on_dynamic_change), Kafka's ConfigRecords of resource type GROUP.
 
 At start `load` puts what the file holds back into the broker before it serves anything; an entry that no
 longer makes sense (a config that is not dynamic, an unknown mechanism, a binding Kafka would refuse) is
@@ -67,6 +69,8 @@ class StoredSettings:
             self._load_scram(entry, warn)
         self._load_acls(meta.acls, warn)
         self._load_quotas(meta.client_quotas, warn)
+        # Group configs as they were set (IncrementalAlterConfigs checked them then); GroupConfigs reads them.
+        self.config.group_configs.update({group: dict(configs) for group, configs in meta.group_configs.items()})
 
     def _load_configs(self, configs: dict[str, str], *, per_broker: bool, warn: Warn) -> None:
         good = {}
@@ -154,6 +158,7 @@ class StoredSettings:
         if self.quotas is not None:
             meta.client_quotas = [{"entity": dict(entity), "values": dict(values)}
                                   for entity, values in self.quotas.entities.items()]
+        meta.group_configs = {group: dict(configs) for group, configs in sorted(self.config.group_configs.items())}
 
     def _scram_entries(self) -> list[dict[str, Any]]:
         if self.security is None:

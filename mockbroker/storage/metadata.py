@@ -12,7 +12,8 @@ broker config, a SCRAM credential, an ACL binding or a client quota changes (clu
                             "stored_key": "<base64>", "server_key": "<base64>", "iterations": 4096}],
      "acls": [{"resource_type": "TOPIC", "resource_name": "t", "pattern_type": "LITERAL",
                "principal": "User:bob", "host": "*", "operation": "READ", "permission": "DENY"}],
-     "client_quotas": [{"entity": {"user": "alice", "client-id": null}, "values": {"producer_byte_rate": 1024.0}}]}
+     "client_quotas": [{"entity": {"user": "alice", "client-id": null}, "values": {"producer_byte_rate": 1024.0}}],
+     "group_configs": {"billing": {"share.auto.offset.reset": "earliest"}}}
 
 The last four are optional (a file written before they were kept loads without them). Group and
 transaction coordinator state is in __consumer_offsets / __transaction_state, as Kafka keeps it.
@@ -50,6 +51,7 @@ class ClusterMetadata:
     scram_credentials: list[dict[str, Any]] = field(default_factory=list)
     acls: list[dict[str, str]] = field(default_factory=list)
     client_quotas: list[dict[str, Any]] = field(default_factory=list)  # Kafka's ClientQuotaRecords (null: default)
+    group_configs: dict[str, dict[str, str]] = field(default_factory=dict)  # ConfigRecords of GROUP resources
 
 
 def encode(meta: ClusterMetadata) -> bytes:
@@ -65,6 +67,7 @@ def encode(meta: ClusterMetadata) -> bytes:
         "scram_credentials": meta.scram_credentials,
         "acls": meta.acls,
         "client_quotas": meta.client_quotas,
+        "group_configs": meta.group_configs,
     }
     return (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
 
@@ -88,8 +91,9 @@ def decode(text: str) -> ClusterMetadata:
     scram = [dict(c) for c in doc.get("scram_credentials", [])]
     acls = [{str(k): str(v) for k, v in b.items()} for b in doc.get("acls", [])]
     quotas = [dict(q) for q in doc.get("client_quotas", [])]
+    groups = {str(g): {str(k): str(v) for k, v in configs.items()} for g, configs in doc.get("group_configs", {}).items()}
     return ClusterMetadata(doc.get("cluster_id"), int(doc.get("next_producer_id", 0)), topics, broker_configs,
-                           scram, acls, quotas)
+                           scram, acls, quotas, groups)
 
 
 __all__ = ["FILE_NAME", "ClusterMetadata", "TopicRecord", "decode", "encode", "kafka_uuid"]

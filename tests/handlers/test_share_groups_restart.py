@@ -2,8 +2,8 @@
 `__share_group_state` as Kafka's ShareSnapshot / ShareUpdate records, comes back: each share partition's
 start offset and its acknowledged, archived and released records with their delivery counts. Records
 acquired when the broker stopped come back available (their locks belonged to the broker that stopped), as
-in Kafka. Group configs live in Kafka's metadata log, which mockbroker does not keep: they are back to the
-broker's defaults (pinned below)."""
+in Kafka. Group configs come back too (Kafka keeps them as ConfigRecords of its metadata log; mockbroker in
+the data dir's mockbroker-metadata.json, with the dynamic broker configs)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_a_restart_on_a_data_dir_keeps_the_share_partition_state(tmp_path: Path)
         # 4-5 were acquired at the stop, never written: the share partition ends where its persisted state does.
         assert states == {2: ("AVAILABLE", 1), 3: ("ARCHIVED", 1)}
         entry = by_name(describe(client, GROUP, "sg"))["share.auto.offset.reset"]
-        assert (entry.value, entry.config_source) == ("latest", DEFAULT_CONFIG)  # group configs are not kept
+        assert (entry.value, entry.config_source) == ("earliest", GROUP_CONFIG)  # the group's config is kept
         # A member of the group after the restart gets the released record again (its second delivery), then
         # the ones that were acquired at the stop, never the archived or accepted ones.
         heartbeat(client, "b", 0, ["q"])

@@ -86,7 +86,7 @@ class ShareCoordinator:
         # Set by the node: run expire at this time of the broker clock (a scheduler timer), so a lock
         # runs out on time even when nothing else happens.
         self.wake_at: Callable[[int], None] | None = None
-        self.group_configs = GroupConfigs(self._broker_setting)
+        self.group_configs = GroupConfigs(self._broker_setting, cluster.config)
         # Set by the node: a partition's aborted-transaction index (read_committed share groups).
         self.aborted_entries: Callable[[PartitionLog], list[AbortedTxn]] | None = None
         # The share coordinator's persisted state; the node sets its `append` and `now_ms` (the broker clock).

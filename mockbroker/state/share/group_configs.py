@@ -30,6 +30,7 @@ from mockbroker.state.configs import (
     OP_DELETE,
     OP_SET,
     OP_SUBTRACT,
+    BrokerConfig,
     ConfigEntry,
     ConfigSource,
     ConfigType,
@@ -115,9 +116,16 @@ def _parse(d: GroupConfigDef, value: str) -> str:
 class GroupConfigs:
     """The group configs set on GROUP resources, by group id (a group need not exist to have configs)."""
 
-    def __init__(self, broker_setting: BrokerSetting) -> None:
+    def __init__(self, broker_setting: BrokerSetting, store: BrokerConfig | None = None) -> None:
         self.broker_setting = broker_setting
-        self.configs: dict[str, dict[str, str]] = {}
+        # Where the values live: the broker config's group_configs (kept on a data dir with the dynamic broker
+        # configs, as Kafka keeps both in its metadata log), or a config of this object's own.
+        self._store = store if store is not None else BrokerConfig()
+
+    @property
+    def configs(self) -> dict[str, dict[str, str]]:
+        """Each group's own configs (read through the store each time: a snapshot's restore replaces its dict)."""
+        return self._store.group_configs
 
     def _broker_int(self, name: str) -> int:
         raw = self.broker_setting(name)
@@ -149,6 +157,8 @@ class GroupConfigs:
                 self.configs[group_id] = checked
             else:
                 self.configs.pop(group_id, None)
+            if self._store.on_dynamic_change is not None:
+                self._store.on_dynamic_change()
 
     def validate(self, props: dict[str, str]) -> dict[str, str]:
         """GroupConfig.validate: names, values, then the share bounds over the broker's settings."""
