@@ -61,8 +61,14 @@ def test_the_table_lists_every_call_with_its_remote_support() -> None:
 
 
 def example() -> str:
+    """The example test of docs/remote-target.md, which README.md's "The same tests on a real cluster" shows too."""
     [block] = [b for b in blocks_of(PAGE) if b.kind == "pytest"]
     return block.text
+
+
+def test_the_readme_shows_the_same_example() -> None:
+    [shown] = [b for b in blocks_of(REPO / "README.md") if b.kind == "pytest" and "mockbroker.topic(" in b.text]
+    assert shown.text == example()
 
 
 def run_example(tmp_path: Path, bootstrap: str) -> subprocess.CompletedProcess[str]:
