@@ -14,6 +14,7 @@ import pytest
 from confluent_kafka import AcknowledgeType, Message, Producer
 
 from mockbroker.server import MockBroker
+from tests.interop.clients import of_type, run_java
 from tests.interop.test_share_groups import (
     TOPIC,
     Delivery,
@@ -100,3 +101,23 @@ def test_stopping_the_share_coordinator_moves_the_group_and_consumption_goes_on(
     finally:
         close_all(members)
     assert sorted((p, o) for _, p, o, _ in deliveries) == [(p, o) for p in range(3) for o in range(6)]
+
+
+@pytest.mark.java
+def test_java_share_group_carries_on_after_its_partitions_leader_stops(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    """Java's KafkaShareConsumer acknowledges every record, a leader stops (its partition moves to another
+    node with a new leader epoch), and the group's next run gets exactly the records written since: the
+    share partitions' state follows the leader move."""
+    broker = cluster_with_topic(mockbroker_factory)
+    produce(broker, 0, 6)
+
+    def consume() -> list[tuple[int, int, int]]:
+        run = run_java("share-consume", {"bootstrap": broker.bootstrap_servers, "topic": TOPIC, "group_id": "jfail",
+                                         "idle_ms": 3000, "stop_after_ms": 40000}, timeout=90)
+        return sorted((r["partition"], r["offset"], r["delivery_count"]) for r in of_type(run, "record"))
+
+    assert consume() == [(p, o, 1) for p in range(3) for o in range(2)]
+    broker.stop_node(1)  # the leader of partition 0
+    produce(broker, 6, 6)
+    assert consume() == [(p, o, 1) for p in range(3) for o in range(2, 4)]
