@@ -401,3 +401,31 @@ def test_librdkafka_read_committed_share_group_skips_aborted_records_and_stops_a
     assert seen == [b"before", b"committed", b"after"]
     part = broker.share_groups()["sg-committed"]["partitions"][f"{TOPIC}-0"]
     assert part["end_offset"] >= 6   # past the aborted records (archived, never delivered)
+
+
+@java
+def test_java_lock_timeout_hands_held_records_to_the_next_member(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 1)
+    produce(broker, 3, 1)
+    # A member that takes the records and ends without closing: no acknowledgement, no leave.
+    held = java_share_consume(broker, "jsg-lock", ack="hold", on_stop="halt")
+    assert sorted((r["offset"], r["delivery_count"]) for r in of_type(held, "record")) == [(0, 1), (1, 1), (2, 1)]
+    records = broker.share_groups()["jsg-lock"]["partitions"][f"{TOPIC}-0"]["records"]
+    assert [(r["state"], r["delivery_count"]) for r in records] == [("ACQUIRED", 1)] * 3
+    broker.clock.advance(31)  # past share.record.lock.duration.ms (30 s), within the session timeout (45 s)
+    later = java_share_consume(broker, "jsg-lock")
+    assert sorted((r["offset"], r["delivery_count"]) for r in of_type(later, "record")) == [(0, 2), (1, 2), (2, 2)]
+
+
+@java
+def test_java_a_member_that_leaves_hands_its_records_back(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    # Locks of an hour: the records can come back only through the leave, never through a lock timeout.
+    broker = mockbroker_factory(config={**EARLIEST, "group.share.max.record.lock.duration.ms": 3_600_000,
+                                        "group.share.record.lock.duration.ms": 3_600_000})
+    broker.create_topic(TOPIC, 1)
+    produce(broker, 3, 1)
+    held = java_share_consume(broker, "jsg-leave", ack="hold")  # closes: leaves the group holding them
+    assert len(of_type(held, "record")) == 3
+    later = java_share_consume(broker, "jsg-leave")
+    assert sorted((r["offset"], r["delivery_count"]) for r in of_type(later, "record")) == [(0, 2), (1, 2), (2, 2)]

@@ -24,6 +24,11 @@ import org.apache.kafka.common.TopicIdPartition;
  *                ack?="implicit"   implicit: the client accepts a poll's records on the next poll;
  *                                  accept | release | reject: explicit mode, every record acknowledged
  *                                  with that type, then commitSync
+ *                                  hold: explicit mode, the first poll's records printed and never
+ *                                  acknowledged; then stop (the records stay acquired by this member)
+ *                on_stop?="close"  close: close the consumer (it leaves the group; what it holds goes back);
+ *                                  halt: end the process without closing (no leave: the member's records
+ *                                  stay acquired until their locks or its session run out)
  *                max_records?      stop once this member printed this many records
  *                idle_ms?          stop when no record came for this long (after the first one)
  *                stop_after_ms?=60000, stop_file?, poll_ms?=100, config?}
@@ -49,9 +54,12 @@ final class ShareConsumeOps {
             case "accept" -> AcknowledgeType.ACCEPT;
             case "release" -> AcknowledgeType.RELEASE;
             case "reject" -> AcknowledgeType.REJECT;
-            default -> throw new IllegalArgumentException("ack must be implicit, accept, release or reject: " + ack);
+            case "hold" -> null;
+            default -> throw new IllegalArgumentException("ack must be implicit, accept, release, reject or hold: " + ack);
         };
-        p.put("share.acknowledgement.mode", type == null ? "implicit" : "explicit");
+        boolean hold = ack.equals("hold");
+        boolean halt = Json.str(a, "on_stop", "close").equals("halt");
+        p.put("share.acknowledgement.mode", type == null && !hold ? "implicit" : "explicit");
         Integer maxRecords = Json.integer(a, "max_records", null);
         Long idleMs = Json.lng(a, "idle_ms", null);
         long stopAfter = Json.lng(a, "stop_after_ms", 60_000L);
@@ -83,6 +91,10 @@ final class ShareConsumeOps {
                     stopped = "stop_file";
                     break;
                 }
+                if (hold && count > 0) {  // explicit mode: polling again would need the records acknowledged
+                    stopped = "held";
+                    break;
+                }
                 ConsumerRecords<byte[], byte[]> records = c.poll(Duration.ofMillis(pollMs));
                 for (ConsumerRecord<byte[], byte[]> r : records) {
                     Optional<Short> delivered = r.deliveryCount();
@@ -106,9 +118,15 @@ final class ShareConsumeOps {
                 }
             }
         } finally {
-            c.close(Duration.ofMillis(min(timeout, 10000)));
+            if (!halt) {
+                c.close(Duration.ofMillis(min(timeout, 10000)));
+            }
         }
         Json.emit(Json.obj("type", "done", "count", count, "stopped", stopped));
+        if (halt) {
+            System.out.flush();
+            Runtime.getRuntime().halt(0);  // no close: no leave, no release
+        }
         return 0;
     }
 }
