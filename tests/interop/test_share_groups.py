@@ -429,3 +429,21 @@ def test_java_a_member_that_leaves_hands_its_records_back(mockbroker_factory: Ca
     assert len(of_type(held, "record")) == 3
     later = java_share_consume(broker, "jsg-leave")
     assert sorted((r["offset"], r["delivery_count"]) for r in of_type(later, "record")) == [(0, 2), (1, 2), (2, 2)]
+
+
+@java
+def test_java_share_and_consumer_groups_on_one_topic_do_not_affect_each_other(
+        mockbroker_factory: Callable[..., MockBroker]) -> None:
+    broker = mockbroker_factory(config=dict(EARLIEST))
+    broker.create_topic(TOPIC, 2)
+    produce(broker, 10, 2)
+    shared = of_type(java_share_consume(broker, "jsg-beside"), "record")
+    plain = of_type(run_java("group-consume", {"bootstrap": broker.bootstrap_servers, "topic": TOPIC,
+                                               "group_id": "jplain", "idle_ms": 3000, "stop_after_ms": 40000,
+                                               "config": {"auto.offset.reset": "earliest"}}, timeout=90), "record")
+    every = sorted((i % 2, i // 2) for i in range(10))
+    assert sorted((r["partition"], r["offset"]) for r in shared) == every  # each group reads every record
+    assert sorted((r["partition"], r["offset"]) for r in plain) == every
+    assert broker.committed("jplain") == {(TOPIC, 0): 5, (TOPIC, 1): 5}
+    assert settled(broker, "jsg-beside", {0: 5, 1: 5})
+    assert "jplain" not in broker.share_groups() and "jsg-beside" not in {g.group_id for g in broker.groups()}
