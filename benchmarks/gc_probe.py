@@ -59,8 +59,12 @@ class PauseProbe:
     The lag is a 1 ms sleep's overshoot. For each sleep the probe also takes the loop thread's CPU time and the
     wall time collections took: a lag with as much CPU time is the loop's own work (of which `gc_ms` in
     collections), a lag without is time the thread did not run (another process on the CPU: `off_cpu_ms`).
-    A watchdog thread samples the loop thread's stack once a sleep is 2 ms late (`where`: the innermost
-    mockbroker functions then running, or `-` when the thread was idle or the lag was shorter). Collections are
+    `callback_ms`: the longest single callback the loop ran (asyncio's Handle._run timed in CPU time of the
+    loop thread, with its name: the task's coroutine or the function): nothing else is served meanwhile, so
+    it is the longest pause the broker itself causes, whatever else the machine runs. A watchdog thread samples the loop thread's stack once a sleep is 2 ms late
+    (`where`: the innermost mockbroker functions, `-` when the lag was shorter). The sample is taken when the
+    loop thread lets go of the GIL: at once in a system call (a socket send), after the 5 ms switch interval in
+    Python code; so for a lag spent off the CPU it names where the loop was when it ran again. Collections are
     timed in CPU time of the collecting thread (a busy machine's preemption left out), with their generation.
     """
 
@@ -77,9 +81,26 @@ class PauseProbe:
         self._clock = time.pthread_getcpuclockid(self._main)
         gc.callbacks.append(self._on_gc)
         threading.Thread(target=self._watch, daemon=True, name="pause-watchdog").start()
+        self._time_callbacks()
+
+    def _time_callbacks(self) -> None:
+        """Time every callback the loop runs (this process's asyncio Handle._run wrapped; a benchmark's own)."""
+        run = asyncio.events.Handle._run
+        probe = self
+
+        def timed_run(handle: asyncio.Handle) -> None:
+            t0 = time.thread_time()
+            run(handle)
+            took = time.thread_time() - t0
+            if took > probe.max_callback:
+                probe.max_callback, probe.max_callback_name = took, _callback_name(handle)
+
+        asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
 
     def reset(self) -> None:
         self.max_lag = 0.0
+        self.max_callback = 0.0
+        self.max_callback_name = "-"
         self.lag_cause: dict[str, Any] = {}
         self.gc_max = 0.0
         self.gc_max_gen = -1
@@ -123,8 +144,19 @@ class PauseProbe:
                                   "off_cpu_ms": max(wall - cpu, 0.0) * 1000, "where": where}
 
     def report(self) -> dict[str, Any]:
-        return {"lag_ms": self.max_lag * 1000, "lag_cause": self.lag_cause, "gc_ms": self.gc_max * 1000,
+        return {"lag_ms": self.max_lag * 1000, "callback_ms": self.max_callback * 1000,
+                "callback": self.max_callback_name, "lag_cause": self.lag_cause, "gc_ms": self.gc_max * 1000,
                 "gc_gen": self.gc_max_gen, "gc_count": list(self.gc_count)}
+
+
+def _callback_name(handle: asyncio.Handle) -> str:
+    """A loop callback's name: the coroutine of the task it steps, else the function."""
+    callback = getattr(handle, "_callback", None)
+    owner = getattr(callback, "__self__", None)
+    if isinstance(owner, asyncio.Task):
+        coro = owner.get_coro()
+        return str(getattr(coro, "__qualname__", coro))
+    return str(getattr(callback, "__qualname__", callback))
 
 
 def _where(frame: FrameType | None, depth: int = 3) -> str:
