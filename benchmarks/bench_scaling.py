@@ -24,6 +24,8 @@ and the broker reports:
 - fill: seconds the load took (10^7 one-record batches: about 2 minutes, 1.7 GiB);
 - full gc: one gc.collect() timed after the load (what a full collection costs at this size), and the
   objects the collector tracks;
+- ret/cleaner: CPU time of one retention pass (every 5 min) and of one cleaner pass (every 15 s) over every
+  partition (mockbroker/maintenance.py), each run as one loop callback: a pause growing with the partitions;
 - longest pause while serving (benchmarks/gc_probe.py PauseProbe): every collection timed with its generation
   (gc max), and a loop-lag probe (a task sleeping 1 ms, its overshoot: lag max) with its cause: the loop
   thread's CPU time in that sleep (of which collections), the time it was off the CPU (other processes:
@@ -112,6 +114,13 @@ async def serve(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     gc.collect()
     full_gc = time.perf_counter() - t0
+    maint = broker.log_maintenance  # its periodic passes, each one loop callback over every partition
+    c0 = time.thread_time()
+    maint.cleanup_logs()  # retention, every log.retention.check.interval.ms (5 min)
+    c1 = time.thread_time()
+    maint.clean_filthiest()  # the cleaner, every log.cleaner.backoff.ms (15 s) ...
+    maint.delete_compacted_and_deleted()  # ... ending with the compact,delete logs' retention
+    c2 = time.thread_time()
     tracked = len(gc.get_objects())
     probe = PauseProbe()
     lag_task = asyncio.ensure_future(probe.run())
@@ -151,7 +160,8 @@ async def serve(args: argparse.Namespace) -> None:
 
     threading.Thread(target=commands, daemon=True).start()
     print(json.dumps({"port": broker.port, "rss_delta": rss1 - rss0, "stored": stored, "full_gc_ms": full_gc * 1000,
-                      "tracked": tracked, "fill_s": fill_s}), flush=True)
+                      "tracked": tracked, "fill_s": fill_s, "retention_ms": (c1 - c0) * 1000,
+                      "cleaner_ms": (c2 - c1) * 1000}), flush=True)
     await done.wait()
     lag_task.cancel()
     await broker.stop()
@@ -271,7 +281,8 @@ def measure(label: str, records: int, size: int, partitions: int, args: argparse
     print(f"{label:<22}{p(row['produce'], .5):6.3f}/{p(row['produce'], .99):6.3f}{row['produce_cpu'] * 1e6:5.0f}"
           f"{p(row['fetch'], .5):7.3f}/{p(row['fetch'], .99):6.3f}{row['fetch_cpu'] * 1e6:5.0f}  {hb}"
           f"{per_byte:6.2f}{r['fill_s']:7.1f}{r['full_gc_ms']:7.1f}{r['tracked']:8,}"
-          f"{pauses['gc_ms']:6.2f} g{pauses['gc_gen']}{pauses['lag_ms']:7.2f}  {cause(pauses)}", flush=True)
+          f"{pauses['gc_ms']:6.2f} g{pauses['gc_gen']}{pauses['lag_ms']:7.2f}"
+          f"{r['retention_ms']:7.2f}/{r['cleaner_ms']:5.2f}  {cause(pauses)}", flush=True)
 
 
 def cause(pauses: dict[str, Any]) -> str:
@@ -326,9 +337,9 @@ def churn(args: argparse.Namespace, rounds: int = 3, per_round: int = 700) -> No
 def header(title: str) -> None:
     print(f"\n{title}")
     print(f"{'':<22}{'produce p50/p99 cpu':>18}{'fetch p50/p99 cpu':>19}  {'hbeat p50/p99':>13}{'RSS/B':>6}"
-          f"{'fill':>7}{'fullgc':>7}{'tracked':>8}{'gc max':>9}{'lag max':>8}  lag cause")
+          f"{'fill':>7}{'fullgc':>7}{'tracked':>8}{'gc max':>9}{'lag max':>8}{'ret/cleaner':>13}  lag cause")
     print(f"{'':<22}{'ms':>13}{'us':>5}{'ms':>14}{'us':>5}  {'ms':>13}{'':>6}{'s':>7}{'ms':>7}{'objects':>8}"
-          f"{'ms gen':>9}{'ms':>8}  ms")
+          f"{'ms gen':>9}{'ms':>8}{'ms cpu':>13}  ms")
 
 
 def powers(lo: int, hi: int) -> list[int]:
