@@ -7,7 +7,8 @@
 Each point is a broker process of its own (this script with --serve): MockBroker in process, records loaded
 through the log's own append path (PartitionLog.append of a fresh frame per batch, as a Produce request
 leaves it: one record per batch, the costliest case) before it listens, then one of:
-- records:     stored records 10^4 .. 10^6 (--max-records 10^7) of 100 B, and 10^3 .. 10^5 of 10 KiB, 1 partition;
+- records:     stored records 10^4 .. 10^6 (--max-records 10^7) of 100 B, and 10^3 .. 10^5 of 10 KiB (up to
+               --max-records / 10 and --max-bytes GiB), 1 partition;
 - partitions:  10 .. 10^4 partitions of one topic, 10 records each;
 - connections: 10 .. 10^3 idle connections (each did ApiVersions) held open while measuring;
 - members:     10 .. 10^3 members of one KIP-848 consumer group (ConsumerGroupHeartbeat) on 100 partitions.
@@ -18,17 +19,25 @@ before the clock starts) measures:
 - fetch p50/p99: Fetch v11 of one batch at a random stored offset;
 - heartbeat p50/p99 (members only): ConsumerGroupHeartbeat v0 of a member already in the group;
 and the broker reports:
+- cpu: the loop thread's CPU time per produce and per fetch (its own cost, whatever else runs on the machine);
 - memory per stored byte: (VmRSS after the load - VmRSS before) / bytes of the stored batches;
+- fill: seconds the load took (10^7 one-record batches: about 2 minutes, 1.7 GiB);
 - full gc: one gc.collect() timed after the load (what a full collection costs at this size), and the
   objects the collector tracks;
-- longest pause while serving: a loop-lag probe (a task sleeping 1 ms, its overshoot) and gc.callbacks
-  timing every collection with its generation: the longest of each, and the generation of the longest.
+- ret/cleaner: CPU time of one retention pass (every 5 min) and of one cleaner pass (every 15 s) over every
+  partition (mockbroker/maintenance.py), each run as one loop callback: a pause growing with the partitions;
+- longest pause while serving (benchmarks/gc_probe.py PauseProbe): every collection timed with its generation
+  (gc max), and a loop-lag probe (a task sleeping 1 ms, its overshoot: lag max) with its cause: the loop
+  thread's CPU time in that sleep (of which collections), the time it was off the CPU (other processes:
+  preemption, not the broker's work), where the loop was; and the longest single loop callback in CPU time
+  with its name (the longest pause the broker itself causes, whatever else runs on the machine).
 
 --gc none|freeze|full|cli|threshold: what the broker process does after the load (mockbroker/gc_tuning.py):
 nothing (an in-process broker), gc.freeze() once, a freeze after every full collection, a freeze after every
 collection of generation 1 (`cli`: what `python -m mockbroker` does), or a gen-2 threshold of 100.
 --only growth: one broker whose log grows while it serves, the longest collection of each step.
-Nothing is asserted; figures move with other load on the machine.
+Nothing is asserted; figures move with other load on the machine: a lag spent off the CPU is the scheduler's
+(niceness does not help where the kernel groups processes by session, autogroup), the longest callback is not.
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ for _p in (HERE, ROOT):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
+from gc_probe import PauseProbe  # noqa: E402
 from procs import stop_process  # noqa: E402
 
 from mockbroker.gc_tuning import FreezeSurvivors, freeze_now  # noqa: E402
@@ -71,40 +81,6 @@ def vm_rss() -> int:
 
 # -- the broker side (--serve) ---------------------------------------------------------------------
 
-class PauseProbe:
-    """The loop's lag (a 1 ms sleep's overshoot) and every garbage collection's duration and generation."""
-
-    def __init__(self) -> None:
-        self.reset()
-        self._gc_start = 0.0
-        gc.callbacks.append(self._on_gc)
-
-    def reset(self) -> None:
-        self.max_lag = 0.0
-        self.gc_max = 0.0
-        self.gc_max_gen = -1
-        self.gc_count = [0, 0, 0]
-
-    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            self._gc_start = time.thread_time()
-            return
-        took = time.thread_time() - self._gc_start  # CPU time: a busy machine's preemption left out
-        self.gc_count[info["generation"]] += 1
-        if took > self.gc_max:
-            self.gc_max, self.gc_max_gen = took, info["generation"]
-
-    async def run(self) -> None:
-        while True:
-            t0 = time.perf_counter()
-            await asyncio.sleep(0.001)
-            self.max_lag = max(self.max_lag, time.perf_counter() - t0 - 0.001)
-
-    def report(self) -> dict[str, Any]:
-        return {"lag_ms": self.max_lag * 1000, "gc_ms": self.gc_max * 1000, "gc_gen": self.gc_max_gen,
-                "gc_count": list(self.gc_count)}
-
-
 def load(broker: Any, records: int, size: int, partitions: int) -> int:
     """Append `records` one-record batches of `size` B round robin over the partitions; their bytes."""
     from mockbroker.protocol.records.batch import RecordBatch
@@ -123,7 +99,9 @@ async def serve(args: argparse.Namespace) -> None:
     broker.cluster.create_topic(TOPIC, args.partitions, 1, {"retention.ms": "-1", "segment.bytes": str(1 << 30)})
     gc.collect()
     rss0 = vm_rss()
+    t_fill = time.perf_counter()
     stored = load(broker, args.records, args.size, args.partitions)
+    fill_s = time.perf_counter() - t_fill
     rss1 = vm_rss()
     loop = asyncio.get_running_loop()
     await broker.start()  # as the command line: started (its reset() point copied), then frozen
@@ -136,6 +114,13 @@ async def serve(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     gc.collect()
     full_gc = time.perf_counter() - t0
+    maint = broker.log_maintenance  # its periodic passes, each one loop callback over every partition
+    c0 = time.thread_time()
+    maint.cleanup_logs()  # retention, every log.retention.check.interval.ms (5 min)
+    c1 = time.thread_time()
+    maint.clean_filthiest()  # the cleaner, every log.cleaner.backoff.ms (15 s) ...
+    maint.delete_compacted_and_deleted()  # ... ending with the compact,delete logs' retention
+    c2 = time.thread_time()
     tracked = len(gc.get_objects())
     probe = PauseProbe()
     lag_task = asyncio.ensure_future(probe.run())
@@ -167,13 +152,16 @@ async def serve(args: argparse.Namespace) -> None:
                 print("{}", flush=True)
             elif cmd == "report":
                 print(json.dumps(probe.report()), flush=True)
+            elif cmd == "cpu":  # the loop thread's CPU time so far
+                print(json.dumps({"cpu": probe.loop_cpu()}), flush=True)
             else:
                 break
         loop.call_soon_threadsafe(done.set)
 
     threading.Thread(target=commands, daemon=True).start()
     print(json.dumps({"port": broker.port, "rss_delta": rss1 - rss0, "stored": stored, "full_gc_ms": full_gc * 1000,
-                      "tracked": tracked}), flush=True)
+                      "tracked": tracked, "fill_s": fill_s, "retention_ms": (c1 - c0) * 1000,
+                      "cleaner_ms": (c2 - c1) * 1000}), flush=True)
     await done.wait()
     lag_task.cancel()
     await broker.stop()
@@ -265,10 +253,15 @@ def measure(label: str, records: int, size: int, partitions: int, args: argparse
             epochs = {m: heartbeat(c, m, 0) for m in ids}
             produce = produce_frames(c, args.requests, partitions)
             fetch = fetch_frames(c, args.requests, partitions, records // partitions)
+            timed(c, produce[:50] + fetch[:50])  # warm: the first request of each kind imports its handler
             point.command("reset")
-            timed(c, produce[:50])
+            cpu0 = point.command("cpu")["cpu"]
             row["produce"] = timed(c, produce[50:])
-            row["fetch"] = timed(c, fetch)
+            cpu1 = point.command("cpu")["cpu"]
+            row["fetch"] = timed(c, fetch[50:])
+            cpu2 = point.command("cpu")["cpu"]
+            row["produce_cpu"] = (cpu1 - cpu0) / len(row["produce"])
+            row["fetch_cpu"] = (cpu2 - cpu1) / len(row["fetch"])
             if members:
                 beats = []
                 for i in range(args.requests // 4):
@@ -285,10 +278,20 @@ def measure(label: str, records: int, size: int, partitions: int, args: argparse
     r = point.ready
     per_byte = r["rss_delta"] / r["stored"] if r["stored"] else 0.0
     hb = f"{p(row['heartbeat'], .5):6.3f}/{p(row['heartbeat'], .99):6.3f}" if "heartbeat" in row else f"{'':>13}"
-    print(f"{label:<30}{p(row['produce'], .5):7.3f}/{p(row['produce'], .99):6.3f}"
-          f"{p(row['fetch'], .5):8.3f}/{p(row['fetch'], .99):6.3f}  {hb}"
-          f"{per_byte:8.2f}{r['full_gc_ms']:9.1f}{r['tracked']:11,}"
-          f"{pauses['lag_ms']:8.2f}{pauses['gc_ms']:8.2f} gen{pauses['gc_gen']}", flush=True)
+    print(f"{label:<22}{p(row['produce'], .5):6.3f}/{p(row['produce'], .99):6.3f}{row['produce_cpu'] * 1e6:5.0f}"
+          f"{p(row['fetch'], .5):7.3f}/{p(row['fetch'], .99):6.3f}{row['fetch_cpu'] * 1e6:5.0f}  {hb}"
+          f"{per_byte:6.2f}{r['fill_s']:7.1f}{r['full_gc_ms']:7.1f}{r['tracked']:8,}"
+          f"{pauses['gc_ms']:6.2f} g{pauses['gc_gen']}{pauses['lag_ms']:7.2f}"
+          f"{r['retention_ms']:7.2f}/{r['cleaner_ms']:5.2f}  {cause(pauses)}", flush=True)
+
+
+def cause(pauses: dict[str, Any]) -> str:
+    """What the longest loop lag was: loop CPU (of which collections), time off the CPU, where the loop was."""
+    c = pauses.get("lag_cause") or {}
+    if not c:
+        return ""
+    return (f"cpu {c['cpu_ms']:.2f} (gc {c['gc_ms']:.2f}) off-cpu {c['off_cpu_ms']:.2f} @ {c['where']}; "
+            f"longest callback {pauses['callback_ms']:.2f} @ {pauses['callback']}")
 
 
 def growth(args: argparse.Namespace) -> None:
@@ -304,7 +307,7 @@ def growth(args: argparse.Namespace) -> None:
             r = point.command(f"grow {target - total}")
             total = target
             print(f"{total:>16,}{r['gc_ms']:>11.2f}{r['gc_gen']:>5}{r['lag_ms']:>12.2f}"
-                  f"{'/'.join(map(str, r['gc_count'])):>20}{r['tracked']:>12,}", flush=True)
+                  f"{'/'.join(map(str, r['gc_count'])):>20}{r['tracked']:>12,}  {cause(r)}", flush=True)
     finally:
         point.close()
 
@@ -333,9 +336,10 @@ def churn(args: argparse.Namespace, rounds: int = 3, per_round: int = 700) -> No
 
 def header(title: str) -> None:
     print(f"\n{title}")
-    print(f"{'':<30}{'produce p50/p99':>14}{'fetch p50/p99':>15}  {'hbeat p50/p99':>13}{'RSS/B':>8}"
-          f"{'full gc':>9}{'tracked':>11}{'lag max':>8}{'gc max':>8}")
-    print(f"{'':<30}{'ms':>14}{'ms':>15}  {'ms':>13}{'':>8}{'ms':>9}{'objects':>11}{'ms':>8}{'ms':>8}")
+    print(f"{'':<22}{'produce p50/p99 cpu':>18}{'fetch p50/p99 cpu':>19}  {'hbeat p50/p99':>13}{'RSS/B':>6}"
+          f"{'fill':>7}{'fullgc':>7}{'tracked':>8}{'gc max':>9}{'lag max':>8}{'ret/cleaner':>13}  lag cause")
+    print(f"{'':<22}{'ms':>13}{'us':>5}{'ms':>14}{'us':>5}  {'ms':>13}{'':>6}{'s':>7}{'ms':>7}{'objects':>8}"
+          f"{'ms gen':>9}{'ms':>8}{'ms cpu':>13}  ms")
 
 
 def powers(lo: int, hi: int) -> list[int]:
@@ -352,6 +356,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes and 300 requests per point")
     ap.add_argument("--only", default="records,growth,churn,partitions,connections,members")
     ap.add_argument("--max-records", type=int, default=1_000_000, help="largest 100 B record count (default 10^6)")
+    ap.add_argument("--max-bytes", type=float, default=4.0,
+                    help="largest stored GiB of a 10 KiB point (default 4: 10^5 records; 10^6 needs ~12 GiB)")
     ap.add_argument("--requests", type=int, default=2000, help="timed requests of each kind per point")
     ap.add_argument("--gc", choices=["none", "freeze", "full", "cli", "threshold"], default="cli")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -366,13 +372,15 @@ def main() -> int:
         args.requests = min(args.requests, 300)
         args.max_records = min(args.max_records, 100_000)
     only = set(args.only.split(","))
+    started = time.perf_counter()
     print(f"python {sys.version.split()[0]}, gc after load: {args.gc}, {args.requests} requests per point, "
-          f"one record per stored batch")
+          f"one record per stored batch, load average {os.getloadavg()[0]:.2f} (1 min) at the start")
     if "records" in only:
         header("stored records (1 partition)")
         for n in powers(10_000, args.max_records):
             measure(f"{n:>10,} x 100 B", n, 100, 1, args)
-        for n in powers(1_000, args.max_records // 10 if not args.quick else 10_000):
+        kib_max = min(args.max_records // 10 if not args.quick else 10_000, int(args.max_bytes * (1 << 30)) // 10240)
+        for n in powers(1_000, kib_max):
             measure(f"{n:>10,} x 10 KiB", n, 10 * 1024, 1, args)
     if "growth" in only:
         growth(args)
@@ -390,6 +398,7 @@ def main() -> int:
         header("consumer group members (100 partitions, 10,000 records)")
         for n in powers(10, 100 if args.quick else 1_000):
             measure(f"{n:>10,} members", 10_000, 100, 100, args, members=n)
+    print(f"\nwall time {time.perf_counter() - started:.0f} s, load average {os.getloadavg()[0]:.2f} (1 min) at the end")
     return 0
 
 

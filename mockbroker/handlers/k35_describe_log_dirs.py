@@ -40,11 +40,7 @@ def log_dir(cluster: Cluster) -> str:
 
 def replica_size(partition: Partition, node_id: int) -> int:
     """The bytes of node_id's copy: the batches below where its copy ends."""
-    end = end_of(partition, node_id)
-    log = partition.log
-    if end >= log.log_end_offset:
-        return log.size_bytes
-    return sum(b.size for b in log.batches if b.last_offset < end)
+    return partition.log.bytes_below(end_of(partition, node_id))
 
 
 def authorize(access: Access, header: RequestHeader, req: Msg, call: Call) -> HandlerResult:

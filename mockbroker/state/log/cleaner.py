@@ -507,6 +507,7 @@ def install(log: PartitionLog, batches: list[StoredBatch], replacing: int) -> No
     store = log.store
     kept = [store.data(i) for i in range(replacing, len(store))]
     log.store.replace([b.data for b in batches] + kept)
+    log.forget_max_timestamp()
     log.size_bytes = sum(len(b.data) for b in batches) + sum(len(v) for v in kept)
 
 

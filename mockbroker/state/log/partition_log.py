@@ -72,6 +72,11 @@ class PartitionLog:
         self.producers = ProducerStateTable(f"{topic}-{partition}")
         # Segment boundaries and the cleaner checkpoint (state/log/segments.py, cleaner.py, retention.py).
         self.segments = LogSegments()
+        # ListOffsets MAX_TIMESTAMP's batch, kept on append (Kafka's maxTimestampSoFar): (base offset, max
+        # timestamp) of the first data batch with the largest max timestamp, None if none, and the number of
+        # stored batches it accounts for (-1: unknown, found by one walk over the log when next asked for).
+        self._max_ts_batch: tuple[int, int] | None = None
+        self._max_ts_count = 0
 
     def __deepcopy__(self, memo: dict[int, Any]) -> PartitionLog:
         return copy_log(self, memo)
@@ -130,6 +135,14 @@ class PartitionLog:
         if not self.epoch_starts or self.epoch_starts[-1][0] != self.leader_epoch:
             self.epoch_starts.append((self.leader_epoch, base_offset))
         data = self.store.append(batch.buffer, base_offset, max_timestamp)
+        if self._max_ts_count >= 0:
+            if self._max_ts_count + 1 != len(self.store):
+                self._max_ts_count = -1  # the store changed behind the log's back (recovery): walk it when asked
+            else:
+                self._max_ts_count += 1
+                best = self._max_ts_batch
+                if not attributes & CONTROL_MASK and (best is None or max_timestamp > best[1]):
+                    self._max_ts_batch = (base_offset, max_timestamp)
         self.log_end_offset = last_offset + 1
         self.size_bytes += len(data)
         self.segments.on_append(batch, now_ms)
@@ -182,6 +195,14 @@ class PartitionLog:
         limit = self.log_end_offset if upto is None else upto
         return self.store.read(self.index_of(offset), limit, max_bytes, min_one)
 
+    def bytes_below(self, end: int) -> int:
+        """The bytes of the batches wholly below offset `end` (a follower's copy ending there): the log's size
+        less the batches from the one holding `end`, so the cost is in the batches above it, not the log's."""
+        if end >= self.log_end_offset:
+            return self.size_bytes
+        store = self.store
+        return self.size_bytes - sum(store.size(i) for i in range(self.index_of(end), len(store)))
+
     def iter_batches(self, start: int = 0) -> Iterator[StoredBatch]:
         return self.iter_batches_from_index(self.index_of(start))
 
@@ -214,19 +235,30 @@ class PartitionLog:
         return None
 
     def max_timestamp_offset(self) -> tuple[int, int, int] | None:
-        """(offset, timestamp, epoch) of the record with the largest timestamp (the first such)."""
-        best: StoredBatch | None = None
-        for b in self.iter_batches_from_index(self.index_of(self.log_start_offset)):
-            if b.is_control:
-                continue
-            if best is None or b.max_timestamp > best.max_timestamp:
-                best = b
-        if best is None:
+        """(offset, timestamp, epoch) of the record with the largest timestamp (the first such), control batches
+        left out. The batch holding it is kept up to date on append; only after a change other than an append
+        (truncation, compaction) is the log walked again, once."""
+        if self._max_ts_count != len(self.store):
+            self._find_max_timestamp_batch()
+        if self._max_ts_batch is None:
             return None
+        best = self.store.batch(bisect.bisect_left(self.base_offsets, self._max_ts_batch[0]))
         for rec in best.view().iter_records():
             if rec.timestamp == best.max_timestamp:
                 return rec.offset, rec.timestamp, best.leader_epoch
         return best.last_offset, best.max_timestamp, best.leader_epoch
+
+    def _find_max_timestamp_batch(self) -> None:
+        best: tuple[int, int] | None = None
+        for b in self.iter_batches_from_index(self.index_of(self.log_start_offset)):
+            if not b.is_control and (best is None or b.max_timestamp > best[1]):
+                best = (b.base_offset, b.max_timestamp)
+        self._max_ts_batch, self._max_ts_count = best, len(self.store)
+
+    def forget_max_timestamp(self) -> None:
+        """The batches changed other than by an append (compaction, truncation): the next MAX_TIMESTAMP
+        lookup walks the log once."""
+        self._max_ts_count = -1
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """(epoch, end offset) as OffsetForLeaderEpoch answers: the largest epoch <= the one asked for,
@@ -258,6 +290,10 @@ class PartitionLog:
         if keep < len(self.store) and self.store.base_offsets[keep] < offset:
             keep += 1  # a batch holding `offset` ends above it: replicas copy whole batches, so it stays
         self.size_bytes -= self.store.truncate(keep)
+        if self._max_ts_batch is not None and self._max_ts_batch[0] >= offset:
+            self.forget_max_timestamp()  # the largest is cut off; otherwise it still is the largest
+        else:
+            self._max_ts_count = len(self.store) if self._max_ts_count >= 0 else -1
         self.log_end_offset = self.store.last_offset(keep - 1) + 1 if keep else offset
         self.epoch_starts = [(e, start) for e, start in self.epoch_starts if start < self.log_end_offset]
         self.segments.truncate_to(self, self.batches)
@@ -271,14 +307,22 @@ class PartitionLog:
     def truncate_before(self, offset: int, now_ms: int = 0) -> None:
         """Move the log start offset to `offset` and drop the batches wholly below it.
 
-        The producer state is rebuilt from the batches that remain, so a producer whose batches are all
-        gone is forgotten (and then accepted with any sequence, KIP-360), as Kafka's truncateHead does."""
+        A producer whose batches are all gone is forgotten (and then accepted with any sequence, KIP-360), as
+        Kafka's truncateHead does: from the producer table alone (producers.truncate_head) when it can tell,
+        else rebuilt from the batches that remain. Neither walks the batches left in the common case."""
         offset = min(max(offset, self.log_start_offset), self.log_end_offset)
         self.log_start_offset = offset
         keep_from = self.index_of(offset)  # the batches wholly below `offset` go
         if keep_from:
+            best = self._max_ts_batch
             self.size_bytes -= self.store.drop_front(keep_from)
-            self.producers.rebuild(self.batches, now_ms)
+            left = len(self.store)
+            if not left or (best is not None and best[0] < self.store.base_offsets[0]):
+                self.forget_max_timestamp()  # the largest went with the dropped batches
+            elif self._max_ts_count >= 0:
+                self._max_ts_count = left
+            if not self.producers.truncate_head(offset):
+                self.producers.rebuild(self.batches, now_ms)
             self.sync_open_txns()
         if self.sink is not None:
             self.sink.log_start_moved()

@@ -11,8 +11,8 @@ append of a batch that carries a producer id:
   OUT_OF_ORDER_SEQUENCE_NUMBER;
 - a producer the partition holds no state for (new, expired, or its records deleted) is accepted with
   any sequence (Kafka 2.5+, KIP-360).
-`rebuild(batches)` recomputes the table from the stored batches (after compaction or DeleteRecords), so
-the state never disagrees with the log. Entries expire producer.id.expiration.ms after their last
+`rebuild(batches)` recomputes the table from the stored batches (after compaction or a truncation), so
+the state never disagrees with the log; `truncate_head` follows the log start offset without a walk. Entries expire producer.id.expiration.ms after their last
 write, measured on the broker clock (`expire`).
 """
 
@@ -164,6 +164,23 @@ class ProducerStateTable:
                         is_control=b.is_control)
         for pid, entry in self.entries.items():
             entry.last_write_ms = last_write.get(pid, now_ms)
+
+    def truncate_head(self, start: int) -> bool:
+        """The log start offset moved to `start` (DeleteRecords, retention) and the batches wholly below it went:
+        Kafka's truncateHead, in the number of producers, not of batches. A producer whose known data batches
+        all lie below `start` is forgotten (then accepted with any sequence, KIP-360); the others keep their
+        state, less the metadata of batches that went. False, changing nothing, when the table alone cannot
+        tell (an entry without batch metadata, or an open transaction starting below `start`): the caller then
+        rebuilds the table from the batches left."""
+        for e in self.entries.values():
+            if not e.batches or 0 <= e.current_txn_first_offset < start:
+                return False
+        for pid in [pid for pid, e in self.entries.items() if e.batches[-1].last_offset < start]:
+            del self.entries[pid]
+        for e in self.entries.values():
+            while e.batches[0].last_offset < start:
+                e.batches.popleft()
+        return True
 
     def expire(self, now_ms: int, expiration_ms: int) -> list[int]:
         """Drop producers idle for expiration_ms with no open transaction; their ids."""
