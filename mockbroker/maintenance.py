@@ -2,7 +2,7 @@
 
 - Retention (LogManager.cleanupLogs): every log.retention.check.interval.ms (first run 30 s after start,
   Kafka's InitialTaskDelayMs), for the logs of topics that are not compacted: deleteOldSegments
-  (mockbroker.state.log.retention).
+  (mockbroker.state.log.retention), RETENTION_STEP_PARTITIONS partitions per loop pass.
 - Cleaner (LogCleaner's thread): every log.cleaner.backoff.ms (Kafka's pause when no log needed cleaning),
   when log.cleaner.enable: every compacted log whose dirty ratio is above min.cleanable.dirty.ratio, or
   whose earliest dirty segment is overdue by max.compaction.lag.ms, is cleaned, filthiest first; then the
@@ -40,6 +40,7 @@ log = logging.getLogger("mockbroker.maintenance")
 INITIAL_TASK_DELAY_MS = 30_000  # Kafka's LogManager.InitialTaskDelayMs
 PRODUCER_EXPIRATION_CHECK_MS = 600_000  # Kafka's producer.id.expiration.check.interval.ms
 DEFAULT_CLEANER_BACKOFF_MS = 15_000
+RETENTION_STEP_PARTITIONS = 500  # a scheduled retention pass looks at this many partitions per loop pass
 
 
 class LogMaintenance:
@@ -81,11 +82,27 @@ class LogMaintenance:
 
     # -- scheduled work ----------------------------------------------------------------------------
     def _retention_task(self) -> None:
+        self._retention_step(self._generation, self._partitions(), 0)
+
+    def _retention_step(self, generation: int, parts: list[tuple[Topic, Partition]], start: int) -> None:
+        """One step of a scheduled retention pass: deleteOldSegments for the next RETENTION_STEP_PARTITIONS
+        partitions of the pass's list (issue #37: a pass over 10^4 partitions in one callback held the loop
+        for tens of ms); the rest at the loop's next pass, skipping topics deleted meanwhile; at the end,
+        the next pass after log.retention.check.interval.ms."""
+        if generation != self._generation:
+            return  # restarted meanwhile: the new start scheduled its own pass
+        end = start + RETENTION_STEP_PARTITIONS
         try:
-            self.cleanup_logs()
+            now = self.clock.now_ms()
+            for t, p in parts[start:end]:
+                if not t.config.compacted and self.cluster.topics.get(t.name) is t:
+                    delete_old_segments(p.log, t.config, now)
         finally:
-            interval = max(1, self._broker_int("log.retention.check.interval.ms", 300_000))
-            self._timers[0] = self.scheduler.call_later(interval, self._retention_task)
+            if end < len(parts):
+                self.scheduler.call_soon(lambda: self._retention_step(generation, parts, end))
+            else:
+                interval = max(1, self._broker_int("log.retention.check.interval.ms", 300_000))
+                self._timers[0] = self.scheduler.call_later(interval, self._retention_task)
 
     def _producer_expiry_task(self) -> None:
         """Drop producer state idle for producer.id.expiration.ms (broker clock), then check again."""

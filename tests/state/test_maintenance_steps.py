@@ -88,3 +88,32 @@ def test_a_step_of_an_earlier_start_does_nothing() -> None:
     m._generation += 1  # restarted meanwhile
     steps.soon.pop()()
     assert sorted(len(broker.batches(t)) for t in ("a", "b")) == [2, 8] and not steps.soon and not steps.later
+
+
+def _expired(broker: MockBroker, topic: str, partitions: int) -> None:
+    """A topic whose partitions each hold two batches of timestamp 0, past retention.ms."""
+    broker.create_topic(topic, partitions=partitions, config={"retention.ms": "1", "segment.bytes": "1"})
+    for p in broker.cluster.topic(topic).partitions:
+        for i in range(2):  # the second batch rolls a new segment: the first one can go
+            broker.appender.append_records(p, memoryview(build_batch([RecordInput(b"k", b"%d" % i)], base_timestamp=0, max_timestamp=0)),
+                                           9, 0)
+
+
+def test_a_retention_pass_over_many_partitions_goes_in_steps() -> None:
+    from mockbroker.maintenance import RETENTION_STEP_PARTITIONS
+
+    broker = MockBroker()
+    _expired(broker, "many", RETENTION_STEP_PARTITIONS + 3)
+    _expired(broker, "gone", 2)
+    m, steps = _maintenance(broker)
+    m._retention_task()
+    starts = [p.log.log_start_offset for p in broker.cluster.topic("many").partitions]
+    done = starts[0]  # both batches are past retention.ms: Kafka rolls the active segment and deletes it too
+    assert done > 0 and starts == [done] * RETENTION_STEP_PARTITIONS + [0, 0, 0]  # one step's; the rest next pass
+    assert len(steps.soon) == 1 and not steps.later
+    gone = broker.cluster.topic("gone")
+    broker.delete_topic("gone")
+    steps.soon.pop()()
+    assert [p.log.log_start_offset for p in broker.cluster.topic("many").partitions] == [done] * len(starts)
+    assert [p.log.log_start_offset for p in gone.partitions] == [0, 0]  # deleted meanwhile: not looked at
+    assert not steps.soon and [d for d, _ in steps.later] == [300_000]  # the pass is over: the next one
