@@ -168,6 +168,7 @@ class BrokerNode:
             from mockbroker.state.coordinators.share_state_load import load_share_state
             share.load(load_share_state(self.cluster, _log.warning))  # a data dir's __share_group_state
             share.store.append = self.coordinator_log.share_state_append
+            share.group_log.append = self.coordinator_log.share_group_append
             self.clock.on_advance(expire)
         return self._share_coordinator
 

@@ -115,6 +115,8 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {
         ConfigDef("share.coordinator.state.topic.min.isr", ConfigType.SHORT, 2),
         ConfigDef("share.coordinator.state.topic.segment.bytes", ConfigType.INT, 104857600),
         ConfigDef("share.coordinator.snapshot.update.records.per.snapshot", ConfigType.INT, 500),
+        ConfigDef("share.coordinator.state.topic.prune.interval.ms", ConfigType.INT, 300000, minimum=1),
+        ConfigDef("share.coordinator.cold.partition.snapshot.interval.ms", ConfigType.INT, 300000, minimum=1),
         ConfigDef("socket.request.max.bytes", ConfigType.INT, 104857600),
         ConfigDef("socket.listen.backlog.size", ConfigType.INT, 1024),  # Kafka's 50: see mockbroker/failures.py
         ConfigDef("producer.id.expiration.ms", ConfigType.INT, 86400000),

@@ -317,10 +317,13 @@ class PartitionStore:
             lo, hi = segs.batch_range(plog, keep[base])
             held = plog.batches[lo:hi]
             path = self.directory / file_name(base, LOG)
-            if path.stat().st_size > sum(b.size for b in held):
+            # The file still holds the batches below the log start that the log dropped (DeleteRecords moved
+            # the start inside this segment): they stay on disk until the segment goes, as in Kafka.
+            front = _bytes_below(path, plog.log_start_offset) if keep[base] == 0 else 0
+            if path.stat().st_size > front + sum(b.size for b in held):
                 self._close_active_at(base)
                 with open(path, "r+b") as f:
-                    f.truncate(sum(b.size for b in held))
+                    f.truncate(front + sum(b.size for b in held))
                     os.fsync(f.fileno())
                 write_segment_indexes(self.directory, base, held, index_interval(plog))
                 keep_txn_entries_below(self.directory, base, plog.log_end_offset)
@@ -394,3 +397,21 @@ class PartitionStore:
             self.recovery_point = plog.log_end_offset
         except OSError as exc:
             self.fail(exc)
+
+
+def _bytes_below(path: Path, start_offset: int) -> int:
+    """How many bytes the leading batches of a segment file wholly below start_offset take (each batch's
+    base offset and length in its first 12 bytes, its last offset delta at byte 23 for magic 2)."""
+    position = 0
+    with open(path, "rb") as f:
+        while True:
+            f.seek(position)
+            header = f.read(27)
+            if len(header) < 27:
+                return position
+            base = int.from_bytes(header[0:8], "big", signed=True)
+            length = int.from_bytes(header[8:12], "big", signed=True)
+            last = base + int.from_bytes(header[23:27], "big", signed=True) if header[16] >= 2 else base
+            if last >= start_offset or length <= 0:
+                return position
+            position += 12 + length

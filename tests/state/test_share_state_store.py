@@ -52,13 +52,14 @@ def test_overlay_later_wins_and_nothing_below_the_start_stays() -> None:
 def test_write_then_replay_rebuilds_the_same_state() -> None:
     written: list[tuple[str, list[tuple[bytes, bytes | None]]]] = []
     store = ShareStateStore(lambda: 2)
-    store.append = lambda key, records: written.append((key, records))
+    store.append = lambda key, records: written.append((key, records)) or None
     key = ("g", TOPIC, 0)
     store.initialize(key, 0, 0, 100)
     for start, batch in ((-1, (0, 1, 2, 1)), (2, (2, 3, 0, 1)), (-1, (3, 3, 4, 2)), (-1, (4, 4, 2, 1))):
         store.write(key, 0, 1, start, [batch], 200)
     types = [decode_key(k).record_type for _, records in written for k, _ in records]
-    assert types == [SHARE_SNAPSHOT, SHARE_UPDATE, SHARE_UPDATE, SHARE_SNAPSHOT, SHARE_UPDATE]  # 2 per snapshot
+    # Kafka's count: the first update after the state is made counts 0, a snapshot once the count reaches 2.
+    assert types == [SHARE_SNAPSHOT, SHARE_UPDATE, SHARE_UPDATE, SHARE_UPDATE, SHARE_SNAPSHOT]
     assert {k for k, _ in written} == {coordinator_key(key)}
     replayed = ShareStateStore()
     for _, records in written:

@@ -14,6 +14,7 @@ the bytes).
   batch.
 - ShareSnapshot / ShareUpdate records of the share coordinator into `__share_group_state`
   (`share_state_append`; state/share/persisted.py makes them), at the partition of "group:topicId:partition".
+- The share groups' ShareGroup* records into `__consumer_offsets` (`share_group_append`; state/share/group_log.py).
 
 In-memory coordinator state stays what requests are served from; these records are the log Kafka keeps
 (replay.py rebuilds that state from them). Records go into the partition's log directly, as
@@ -105,9 +106,17 @@ class CoordinatorLog:
         data = build_batch(list(records), base_timestamp=now)
         partition.log.append(RecordBatch(data), now)
 
-    def share_state_append(self, coordinator_key: str, records: list[tuple[bytes, bytes | None]]) -> None:
-        """The share coordinator's records of one share partition (coordinator_key "group:topicId:partition")."""
+    def share_state_append(self, coordinator_key: str, records: list[tuple[bytes, bytes | None]]) -> tuple[int, int]:
+        """The share coordinator's records of one share partition (coordinator_key "group:topicId:partition");
+        the partition of __share_group_state they went to and the offset of the first."""
+        partition = partition_of(self.cluster, SHARE_STATE_TOPIC, coordinator_key)
+        offset = partition.log.log_end_offset
         self._append_all(SHARE_STATE_TOPIC, coordinator_key, records)
+        return partition.index, offset
+
+    def share_group_append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> None:
+        """A share group's records (state/share/group_log.py), into the group's partition of __consumer_offsets."""
+        self._append_all(OFFSETS_TOPIC, group_id, records)
 
     def offset_changed(self, group_id: str, topic: str, partition: int, value: CommittedOffset | None) -> None:
         """A committed offset stored (value) or gone (None: a tombstone)."""

@@ -31,7 +31,8 @@ group's lock duration, delivery limit and record-lock limit when it is made.
   state/coordinators/share_state_load.py). AlterShareGroupOffsets initializes it again at the next state
   epoch; DeleteShareGroupOffsets and DeleteGroups delete it. The share-state APIs (handlers k83-k87) work on
   the store; a change they make drops the live share partition, which is made again from the new state
-  (what Kafka's leader does once fenced by the state epoch).
+  (what Kafka's leader does once fenced by the state epoch). `state_jobs` (state_jobs.py) writes snapshots of
+  quiet share partitions and prunes `__share_group_state` on the broker clock, as Kafka's share coordinator.
 """
 
 from __future__ import annotations
@@ -41,12 +42,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.protocol.share_group_records import (
+    GROUP_METADATA,
+    TARGET_ASSIGNMENT_METADATA,
+    ShareGroupMetadataValue,
+    ShareGroupTargetAssignmentMetadataValue,
+    decode_value,
+)
 from mockbroker.state.share.group import ShareGroup, ShareMember
 from mockbroker.state.share.group_configs import DEFS as GROUP_CONFIG_DEFS
 from mockbroker.state.share.group_configs import GroupConfigs
+from mockbroker.state.share.group_log import Initialized, LoadedShareState, ShareGroupLog
 from mockbroker.state.share.partition import AcquiredRange, RecordState, SharePartition
-from mockbroker.state.share.persisted import PersistedState, ShareStateStore, StateKey
+from mockbroker.state.share.persisted import ShareStateStore, StateKey
 from mockbroker.state.share.persisting import changes, from_state
+from mockbroker.state.share.state_jobs import StateTopicJobs
 
 if TYPE_CHECKING:
     from mockbroker.state.cluster.cluster import Cluster
@@ -92,6 +102,9 @@ class ShareCoordinator:
         # The share coordinator's persisted state; the node sets its `append` and `now_ms` (the broker clock).
         self.store = ShareStateStore(lambda: int(cluster.config.get("share.coordinator.snapshot.update.records.per.snapshot")))
         self.now_ms: Callable[[], int] = lambda: 0
+        self.store.clock = lambda: self.now_ms()
+        self.state_jobs = StateTopicJobs(cluster, self.store)  # armed by `load`
+        self.group_log = ShareGroupLog()  # the node sets its `append` (__consumer_offsets)
 
     def _broker_setting(self, name: str) -> str | None:
         if name in self.overrides:
@@ -137,6 +150,7 @@ class ShareCoordinator:
             group = self.groups[group_id] = ShareGroup(group_id)
         member = group.heartbeat(member_id, member_epoch, subscribed, self.partitions_of(), now_ms,
                                  client_id=client_id, client_host=client_host, rack_id=rack_id)
+        self._group_changed(group_id)
         if member is None:
             self._release_member(group_id, member_id)
         return member
@@ -163,6 +177,7 @@ class ShareCoordinator:
             self.leader_epochs.pop(key, None)
         for skey in [k for k in self.store.states if k[0] == group_id]:
             self.store.delete(skey)
+        self.group_log.changed(group_id, None)
 
     # -- share partitions --------------------------------------------------------------------------
     def share_partition(self, group_id: str, topic: str, index: int) -> SharePartition | None:
@@ -187,6 +202,7 @@ class ShareCoordinator:
                 start = p.log.log_start_offset if earliest else p.log.high_watermark
                 sp = self.partitions[key] = SharePartition(start, **limits)
                 self.store.initialize(skey, 0 if state is None else state.state_epoch, start, self.now_ms())
+                self._group_changed(group_id, partitions=True)
         return sp
 
     def _state_key(self, key: SharePartitionKey) -> StateKey | None:
@@ -201,6 +217,7 @@ class ShareCoordinator:
         state = self.store.states.get(skey)
         if state is None:
             state = self.store.initialize(skey, 0, sp.start_offset, self.now_ms())
+            self._group_changed(key[0], partitions=True)
         change = changes(sp, state)
         if change is None:
             return
@@ -221,9 +238,26 @@ class ShareCoordinator:
             self.leader_epochs.pop((skey[0], name, skey[2]), None)
             self._changed()
 
-    def load(self, state: dict[StateKey, PersistedState]) -> None:
-        """Persisted state read back at start: each share partition made from it, its group (empty) made."""
+    def load(self, loaded: LoadedShareState) -> None:
+        """What was read back at start (share_state_load.py): each share group from its records, empty, with its
+        group and assignment epochs; each share partition made from its persisted state (its group, empty, made
+        if it had no records); what the records of __share_group_state still needed are; the periodic jobs
+        armed. Nothing is written (the node sets the `append`s after)."""
+        for group_id, records in loaded.groups.items():
+            group = self.groups.setdefault(group_id, ShareGroup(group_id))
+            for key, value in records.items():
+                decoded = decode_value(key.record_type, value)
+                if key.record_type == GROUP_METADATA and isinstance(decoded, ShareGroupMetadataValue):
+                    group.group_epoch = decoded.epoch
+                elif key.record_type == TARGET_ASSIGNMENT_METADATA and isinstance(
+                        decoded, ShareGroupTargetAssignmentMetadataValue):
+                    group.assignment_epoch = decoded.assignment_epoch
+            self.group_log.remember(group_id, records)
+        state = loaded.store.states
         self.store.states.update(state)
+        for index, needed in loaded.store.needed.items():
+            self.store.needed[index] = needed
+        self.state_jobs.start(self.now_ms(), self.wake_at)
         names = {t.topic_id: t.name for t in self.cluster.topics.values()}
         for (group_id, topic_id, index), persisted in state.items():
             self.groups.setdefault(group_id, ShareGroup(group_id))
@@ -308,6 +342,7 @@ class ShareCoordinator:
             self.partitions.pop((group_id, topic, index), None)
             self.leader_epochs.pop((group_id, topic, index), None)
             self.share_partition(group_id, topic, index)  # made again from the state just written
+        self._group_changed(group_id, partitions=True)
         self._changed()
 
     def offsets_alterable(self, group_id: str, *, create: bool) -> None:
@@ -318,6 +353,7 @@ class ShareCoordinator:
             if not create:
                 raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
             self.groups[group_id] = ShareGroup(group_id)
+            self._group_changed(group_id)
         elif group.members:
             raise KafkaError(ErrorCode.NON_EMPTY_GROUP, f"Share group {group_id} is not empty.")
 
@@ -332,6 +368,8 @@ class ShareCoordinator:
         stored = [k for k in self.store.states if t is not None and k[0] == group_id and k[1] == t.topic_id]
         for skey in stored:
             self.store.delete(skey)
+        if stored:
+            self._group_changed(group_id, partitions=True)
         return bool(keys or stored)
 
     # -- share sessions ----------------------------------------------------------------------------
@@ -374,7 +412,8 @@ class ShareCoordinator:
 
     def expire(self, now_ms: int) -> None:
         """Locks that ran out go back (or are archived at the delivery limit); silent members leave; the
-        share partitions whose leader moved give back what was acquired through the old one."""
+        share partitions whose leader moved give back what was acquired through the old one. Then the jobs on
+        __share_group_state that are due."""
         freed = 0
         for key, sp in list(self.partitions.items()):
             partition = self.cluster.partition(key[1], key[2])
@@ -386,10 +425,14 @@ class ShareCoordinator:
         partitions_of = self.partitions_of() if self.groups else {}
         for group in self.groups.values():
             timeout = self.setting("group.share.session.timeout.ms", group.group_id)
-            for member_id in group.expire_members(now_ms, timeout, partitions_of):
+            gone = group.expire_members(now_ms, timeout, partitions_of)
+            if gone:
+                self._group_changed(group.group_id)
+            for member_id in gone:
                 freed += self._release_member(group.group_id, member_id)
         if freed:
             self._changed()
+        self.state_jobs.run_due(now_ms, self.wake_at)
 
     def _release_member(self, group_id: str, member_id: str, node_id: int | None = None) -> int:
         """Hand back what member_id holds in the group: everywhere (it left), or only in the share partitions
@@ -409,6 +452,22 @@ class ShareCoordinator:
     def _leader_of(self, key: SharePartitionKey) -> int | None:
         partition = self.cluster.partition(key[1], key[2])
         return partition.leader_id if partition is not None else None
+
+    def _group_changed(self, group_id: str, *, partitions: bool = False) -> None:
+        """Write what changed of the group's records (group_log.py); `partitions`: its initialized share
+        partitions may have changed too."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            self.group_log.changed(group_id, group, self._initialized(group_id) if partitions else None)
+
+    def _initialized(self, group_id: str) -> Initialized:
+        """The group's share partitions whose state is initialized, by topic id (with the topic's name)."""
+        names = {t.topic_id: t.name for t in self.cluster.topics.values()}
+        out: Initialized = {}
+        for (g, topic_id, index), state in self.store.states.items():
+            if g == group_id and state.start_offset >= 0 and topic_id in names:
+                out.setdefault(topic_id, (names[topic_id], []))[1].append(index)
+        return out
 
     def _changed(self) -> None:
         for listener in list(self.listeners):
