@@ -12,7 +12,9 @@ Answers reach the client in the order of its requests, as Kafka's do: each reque
 slot in a queue, filled when the broker answers (or at once for an injected error); one writer sends the
 slots in order. A request that cannot be decoded (a version newer than the protocol package knows) is
 passed on unrecorded and unfaulted, its answer byte-exact. After a SaslHandshake v0 the client sends bare
-SASL tokens: the connection passes everything on unread from then on.
+SASL tokens: the connection passes everything on unread from then on. The upstream connection is in TLS
+when the cluster's settings say so (mockbroker/remote/proxy_security.py); the client's own TLS, if the
+proxy offers it, ends at the proxy's listener.
 """
 
 from __future__ import annotations
@@ -33,12 +35,12 @@ from mockbroker.protocol.errors import ErrorCode, ProtocolError
 from mockbroker.protocol.json_msgs import response_from_json
 from mockbroker.protocol.messages import Msg, decode_request
 from mockbroker.remote.proxy_rewrite import carries_endpoints, encode_frame, rewrite
+from mockbroker.remote.proxy_security import ProxySecurity, open_upstream
 
 log = logging.getLogger(__name__)
 
 MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes
 FORWARD, ANSWERED, STOP, FORWARD_THEN_CLOSE = "forward", "answered", "stop", "forward then close"
-LISTENER = "PLAINTEXT"  # what received() gives as each request's listener: clients speak plaintext to the proxy
 
 
 class ProxyHost(Protocol):
@@ -47,6 +49,8 @@ class ProxyHost(Protocol):
     faults: Faults
     requests: RequestRecord
     timeout: float
+    security: ProxySecurity
+    listener_name: str  # what received() gives as each request's listener: what clients speak to the proxy
 
     async def route(self, node_id: int, host: str, port: int) -> tuple[str, int]: ...
 
@@ -104,8 +108,8 @@ class PairedConnection:
         """Serve the client until either side closes or a fault closes the connection."""
         loop = asyncio.get_running_loop()
         try:
-            up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(*self.upstream),
-                                                          self.host.timeout)
+            up_reader, up_writer = await open_upstream(self.upstream, self.host.security.upstream,
+                                                       self.host.timeout)
         except (TimeoutError, OSError) as exc:
             log.info("proxy: cannot reach %s:%d: %s", *self.upstream, exc)
             self.close()
@@ -194,7 +198,7 @@ class PairedConnection:
             self._sasl(header.api_key, request)
         node = self.host.node_of(self.upstream)
         self.host.requests.add(header.api_key, header.api_version, header.client_id, header.correlation_id,
-                               int(time.time() * 1000), self.connection_id, self.principal, LISTENER,
+                               int(time.time() * 1000), self.connection_id, self.principal, self.host.listener_name,
                                node_id=-1 if node is None else node)
         faults = self.host.faults
         rule = faults.take(header, request, self.host.topic_name, node) if request is not None and faults.active else None
