@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from mockbroker import intercept
 from mockbroker.dispatch import load_handlers
 from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord, make_rule
@@ -182,6 +183,8 @@ class KafkaProxy:
         loop = self._loop
         if loop is None:
             raise RuntimeError("the Kafka proxy is not running")
+        if threading.current_thread() is self._thread:  # from a hook, on the loop: at once
+            return fn(*args)
         done: concurrent.futures.Future[T] = concurrent.futures.Future()
 
         def run() -> None:
@@ -209,8 +212,19 @@ class KafkaProxy:
         return self._call(self.faults.add, rule)
 
     def clear_faults(self) -> None:
-        """Remove every fault rule."""
+        """Remove every fault rule (not the hooks)."""
         self._call(self.faults.clear)
+
+    def intercept(self, api_key: int, fn: Callable[..., Any], *, node: int | None = None,
+                  count: int | None = None) -> intercept.Hook:
+        """Let fn(request, context) answer api_key's requests passing through the proxy, as MockBroker.intercept
+        (mockbroker/remote/proxy_intercept.py: `await context.forward()` gives the cluster's answer);
+        .remove() undoes it."""
+        return self._call(self.faults.add_hook, api_key, fn, node, count, self._call)
+
+    def clear_intercepts(self) -> None:
+        """Remove every request hook."""
+        self._call(self.faults.clear_hooks)
 
     def received(self, api_key: int | None = None) -> list[ReceivedRequest]:
         """The requests that passed through the proxy so far (optionally of one API key)."""

@@ -12,7 +12,9 @@ Answers reach the client in the order of its requests, as Kafka's do: each reque
 slot in a queue, filled when the broker answers (or at once for an injected error); one writer sends the
 slots in order. A request that cannot be decoded (a version newer than the protocol package knows) is
 passed on unrecorded and unfaulted, its answer byte-exact. After a SaslHandshake v0 the client sends bare
-SASL tokens: the connection passes everything on unread from then on. The upstream connection is in TLS
+SASL tokens: the connection passes everything on unread from then on. A request a hook rule matches
+(KafkaProxy.intercept) goes to the hook (mockbroker/remote/proxy_intercept.py); the connection reads on once
+the hook has returned or sent the request on. The upstream connection is in TLS
 when the cluster's settings say so (mockbroker/remote/proxy_security.py); the client's own TLS, if the
 proxy offers it, ends at the proxy's listener.
 """
@@ -34,13 +36,14 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode, ProtocolError
 from mockbroker.protocol.json_msgs import response_from_json
 from mockbroker.protocol.messages import Msg, decode_request
+from mockbroker.remote import proxy_intercept
 from mockbroker.remote.proxy_rewrite import carries_endpoints, encode_frame, rewrite
 from mockbroker.remote.proxy_security import ProxySecurity, open_upstream
 
 log = logging.getLogger(__name__)
 
 MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes
-FORWARD, ANSWERED, STOP, FORWARD_THEN_CLOSE = "forward", "answered", "stop", "forward then close"
+FORWARD, ANSWERED, STOP, FORWARD_THEN_CLOSE, HOOK = "forward", "answered", "stop", "forward then close", "hook"
 
 
 class ProxyHost(Protocol):
@@ -103,6 +106,7 @@ class PairedConnection:
         self.opaque = False
         self.principal = "User:ANONYMOUS"  # the SASL user once a PLAIN or SCRAM client names it
         self.mechanism = ""
+        self.hooked: tuple[FaultRule, hdr.RequestHeader, Msg, bool] | None = None  # the request a hook takes
 
     async def run(self) -> None:
         """Serve the client until either side closes or a fault closes the connection."""
@@ -163,6 +167,8 @@ class PairedConnection:
                 self._closing_slot()
                 return
             what = FORWARD if self.opaque else self._request(frame)
+            if what == HOOK:
+                what = await self._hook(frame)
             if what == ANSWERED:
                 continue
             if what == STOP or self.up_writer.is_closing():
@@ -243,14 +249,56 @@ class PairedConnection:
             return STOP
         if not answered:  # acks=0: no answer to hold back or drop; drop_after closes once it is sent on
             return FORWARD_THEN_CLOSE if rule.action == "drop_after" else FORWARD
+        if rule.action == "hook":
+            self.hooked = (rule, header, request, answered)
+            return HOOK
         slot = self._slot(header.api_key, header.api_version, header.correlation_id)
         if rule.action == "drop_after":
             slot.close_instead = True
         elif rule.action == "delay":
             slot.delay_s = rule.delay_s
-        else:  # a hook needs the embedded broker's handlers: the request goes on untouched
-            log.warning("proxy: %s rules are not applied by the proxy", rule.action)
         return FORWARD
+
+    async def _hook(self, frame: bytes) -> str:
+        """Run the hook a request matched; return once it has answered or sent the request on: ANSWERED
+        (the request is in the hook's hands) or STOP (it closes the connection unanswered)."""
+        assert self.hooked is not None
+        rule, header, request, answered = self.hooked
+        fn = rule.hook
+        assert fn is not None
+        self.hooked = None
+        slot = self._slot(header.api_key, header.api_version, None) if answered else None  # its place in order
+        forwarded = asyncio.Event()
+
+        async def send() -> bytes | None:
+            upstream = Slot(asyncio.get_running_loop().create_future(), header.api_key, header.api_version)
+            if answered:
+                self.pending[header.correlation_id] = upstream
+            if self.up_writer is None or self.up_writer.is_closing():
+                return None
+            self.up_writer.write(frame)
+            forwarded.set()
+            await self.up_writer.drain()
+            return await upstream.answer if answered else b""
+
+        node = self.host.node_of(self.upstream)
+        context = proxy_intercept.ProxyInterceptContext(header, request, -1 if node is None else node,
+                                                        self.principal, send)
+        task = asyncio.ensure_future(proxy_intercept.run(fn, context))
+        waiter = asyncio.ensure_future(forwarded.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+
+        def done(finished: asyncio.Future[bytes | None]) -> None:
+            answer = None if finished.cancelled() else finished.result()
+            if slot is not None and not slot.answer.done():
+                slot.answer.set_result(answer)
+            elif slot is None and answer is None:
+                self._closing_slot()
+
+        task.add_done_callback(done)
+        closing = task.done() and not task.cancelled() and task.result() is None and not forwarded.is_set()
+        return STOP if closing else ANSWERED
 
     # -- broker -> client ----------------------------------------------------------------------------
     async def _responses(self, up_reader: asyncio.StreamReader) -> None:

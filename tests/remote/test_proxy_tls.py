@@ -7,6 +7,7 @@ listeners, reached only over the wire."""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import ssl
 import time
@@ -25,6 +26,8 @@ from mockbroker.remote.proxy import parse_servers
 from mockbroker.remote.proxy_security import proxy_security
 from mockbroker.security.tls import CertificateAuthority, TlsConfig
 
+pytest_plugins = ["pytester"]
+REPO = Path(__file__).resolve().parents[2]
 QUIET = {"log_level": 3}
 USER, PASSWORD = "alice", "secret"
 
@@ -52,7 +55,7 @@ def produce_and_consume(config: dict[str, str], topic: str, count: int) -> list[
         while len(got) < count and time.monotonic() < deadline:
             msg = consumer.poll(0.5)
             if msg is not None and not msg.error():
-                got.append(msg.value())
+                got.append(msg.value() or b"")
     finally:
         consumer.close()
     return sorted(got)
@@ -235,4 +238,69 @@ def test_aiokafka_sasl_ssl_scram_through_the_proxy(mockbroker_factory: Callable[
         assert sorted(got) == sorted(b"a%d" % i for i in range(5))
         assert remote.proxy.faults.rules == []
         assert {r.principal for r in remote.received(ApiKey.PRODUCE)} == {f"User:{USER}"}  # type: ignore[attr-defined]
+    assert {r.principal for r in cluster.received(ApiKey.PRODUCE)} == {f"User:{USER}"}
+
+
+@pytest.mark.interop
+@pytest.mark.java
+def test_the_java_client_sasl_ssl_through_the_proxy(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    from tests.interop.clients import of_type, require_java, run_java
+
+    require_java()
+    cluster = mockbroker_factory(brokers=3, security="SASL_SSL", users={USER: PASSWORD})
+    jaas = (f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{USER}" '
+            f'password="{PASSWORD}";')
+    java_names = {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": jaas,
+                  "ssl.truststore.location": str(cluster.tls.ca_file), "ssl.truststore.type": "PEM"}
+    with RemoteBroker(cluster.bootstrap_servers, config=java_names, proxy=True) as remote:
+        assert remote.proxy is not None
+        config = {k: v for k, v in remote.client_config.items() if k != "bootstrap.servers"}
+        assert config["ssl.truststore.location"] == remote.proxy.ca_file  # the proxy's CA, Java's spelling
+        topic = unique("java")
+        remote.create_topic(topic, 3)
+        remote.inject(ApiKey.PRODUCE, error=ErrorCode.NOT_LEADER_OR_FOLLOWER, topic=topic)  # type: ignore[attr-defined]
+        remote.inject(ApiKey.FETCH, drop="before", topic=topic)  # type: ignore[attr-defined]
+        records = [{"partition": i % 3, "key": f"k{i}", "value": f"v{i}", "headers": []} for i in range(6)]
+        lines = run_java("produce", {"bootstrap": remote.bootstrap_servers, "topic": topic, "records": records,
+                                     "config": {**config, "enable.idempotence": "true", "retry.backoff.ms": 50},
+                                     "timeout_ms": 30_000})
+        assert of_type(lines, "done") == [{"type": "done", "sent": 6, "failed": 0}], lines
+        lines = run_java("consume", {"bootstrap": remote.bootstrap_servers, "topic": topic, "seek": "beginning",
+                                     "until_end": True, "config": config, "timeout_ms": 30_000})
+        assert sorted(r["value"] for r in of_type(lines, "record")) == [f"v{i}" for i in range(6)], lines
+        assert remote.proxy.faults.rules == []
+        assert {r.principal for r in remote.received(ApiKey.PRODUCE)} == {f"User:{USER}"}  # type: ignore[attr-defined]
+    assert {r.principal for r in cluster.received(ApiKey.PRODUCE)} == {f"User:{USER}"}
+
+
+SUITE = '''
+import confluent_kafka
+from mockbroker.protocol.api_keys import ApiKey
+
+
+def test_faults_on_the_secured_cluster_through_the_proxy(mockbroker):
+    assert mockbroker.proxy is not None
+    config = mockbroker.client_config
+    assert config["ssl.ca.location"] == mockbroker.proxy.ca_file and config["sasl.mechanism"] == "SCRAM-SHA-256"
+    mockbroker.create_topic("orders")
+    mockbroker.inject(ApiKey.PRODUCE, error=6)
+    producer = confluent_kafka.Producer({**config, "log_level": 3})
+    producer.produce(mockbroker.topic("orders"), value=b"secured")
+    assert producer.flush(30) == 0
+    mockbroker.wait_for_records("orders", 1, timeout=30)
+    assert [r.listener for r in mockbroker.received(ApiKey.PRODUCE)] == ["SASL_SSL"] * 2
+'''
+
+
+def test_kafka_proxy_option_on_a_secured_cluster(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                 mockbroker_factory: Callable[..., MockBroker]) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for name in ("MOCKBROKER_KAFKA_PROXY", "MOCKBROKER_KAFKA_CONFIG_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    cluster = mockbroker_factory(brokers=3, security="SASL_SSL", users={USER: PASSWORD})
+    pytester.makepyfile(SUITE)
+    options = [f"{k}={v}" for k, v in sasl_ssl(cluster, "SCRAM-SHA-256").items()]
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--kafka-bootstrap", cluster.bootstrap_servers,
+                                           "--kafka-proxy", *[a for o in options for a in ("--kafka-config", o)])
+    result.assert_outcomes(passed=1)
     assert {r.principal for r in cluster.received(ApiKey.PRODUCE)} == {f"User:{USER}"}
