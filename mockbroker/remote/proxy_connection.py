@@ -234,6 +234,9 @@ class PairedConnection:
 
     def _apply(self, rule: FaultRule, header: hdr.RequestHeader, request: Msg, answered: bool) -> str:
         """Act on the fault rule a request matched (faults.FaultRule.apply's actions, over the wire)."""
+        if rule.action == "hook":  # run by _hook, which the request loop awaits
+            self.hooked = (rule, header, request, answered)
+            return HOOK
         if rule.action in ("error", "respond"):
             if rule.action == "error":
                 answer = error_response(header.api_key, header.api_version, request, ErrorCode(rule.error_code))
@@ -249,9 +252,6 @@ class PairedConnection:
             return STOP
         if not answered:  # acks=0: no answer to hold back or drop; drop_after closes once it is sent on
             return FORWARD_THEN_CLOSE if rule.action == "drop_after" else FORWARD
-        if rule.action == "hook":
-            self.hooked = (rule, header, request, answered)
-            return HOOK
         slot = self._slot(header.api_key, header.api_version, header.correlation_id)
         if rule.action == "drop_after":
             slot.close_instead = True
@@ -270,12 +270,12 @@ class PairedConnection:
         slot = self._slot(header.api_key, header.api_version, None) if answered else None  # its place in order
         forwarded = asyncio.Event()
 
-        async def send() -> bytes | None:
-            upstream = Slot(asyncio.get_running_loop().create_future(), header.api_key, header.api_version)
-            if answered:
-                self.pending[header.correlation_id] = upstream
+        async def send() -> bytes | None:  # the request sent on (once: the context keeps the result)
             if self.up_writer is None or self.up_writer.is_closing():
                 return None
+            upstream = Slot(asyncio.get_running_loop().create_future(), header.api_key, header.api_version)
+            if answered:  # the cluster's answer fills this slot (rewritten), not the client's
+                self.pending[header.correlation_id] = upstream
             self.up_writer.write(frame)
             forwarded.set()
             await self.up_writer.drain()

@@ -218,3 +218,22 @@ def test_a_hook_sees_the_sasl_user_after_a_tls_login(mockbroker_factory: Callabl
         assert producer.flush(60) == 0
         assert [r.value for r in secured.records("guarded")] == [b"through"]
         assert set(who) == {"User:alice"} and len(who) >= 2
+
+
+def test_a_hook_on_requests_with_no_answer(cluster: MockBroker, proxy: KafkaProxy) -> None:
+    topic = unique("acks0")
+    cluster.create_topic(topic, 1)
+    answers: list[Any] = []
+
+    async def forward(request: Msg, context: Any) -> Any:
+        answers.append(await context.forward())  # acks=0: sent on, no answer due
+        return None
+
+    proxy.intercept(ApiKey.PRODUCE, forward)
+    producer = ck.Producer({"bootstrap.servers": proxy.bootstrap_servers, "acks": 0, "linger.ms": 5, **QUIET})
+    for i in range(3):
+        producer.produce(topic, value=b"z%d" % i, partition=0)
+    assert producer.flush(60) == 0
+    wait_for(lambda: len(cluster.records(topic)) == 3)
+    wait_for(lambda: len(answers) > 0)  # the hook's forward() returns once the request is sent on
+    assert set(answers) == {None}
