@@ -13,7 +13,7 @@ and Java's names), `broker.py` (RemoteBroker: topics, records, batches, offsets,
 (NotOnRemoteTarget and the calls only the embedded broker can answer), `pytest_support.py` (the options),
 `proxy.py` (KafkaProxy: the fault proxy in front of each broker, for inject/received; `proxy_connection.py`
 pairs each client connection with one to the broker, `proxy_rewrite.py` rewrites the brokers' endpoints in
-answers).
+answers, `proxy_security.py` its TLS on both sides, `proxy_intercept.py` request hooks through it).
 docs/remote-target.md has the table of calls.
 """
 

@@ -68,7 +68,8 @@ class RemoteBroker(RemoteWaits):
         self._timeout = timeout
         self._names = Isolation(prefix)
         # proxy=True: the fault proxy (remote/proxy.py) serves inject/clear_faults/received (refused.PROXIED)
-        self.proxy: KafkaProxy | None = KafkaProxy(bootstrap_servers, timeout=timeout).start() if proxy else None
+        self.proxy: KafkaProxy | None = (KafkaProxy(bootstrap_servers, timeout=timeout, config=self._config).start()
+                                         if proxy else None)  # TLS and SASL as the cluster's (remote/proxy_security.py)
         if self.proxy is not None:
             self.proxy.map_topic = self._names.real  # inject(topic="orders") means the test's topic
         # ACLs and SCRAM users (remote/access.py): add_acl, remove_acls, acls, add_user, remove_user
@@ -77,6 +78,8 @@ class RemoteBroker(RemoteWaits):
     @property
     def client_config(self) -> dict[str, str]:
         """bootstrap.servers and the settings the target was given (security...), for the test's own clients."""
+        if self.proxy is not None:  # the proxy's CA in place of the cluster's, the same SASL settings
+            return self.proxy.client_settings()
         return {"bootstrap.servers": self.bootstrap_servers, **self._config}
 
     @property

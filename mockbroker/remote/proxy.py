@@ -8,6 +8,9 @@ a response passing through names later (Metadata,
 FindCoordinator, DescribeCluster, KIP-951 leader hints), whose endpoint is rewritten to that port
 (mockbroker/remote/proxy_rewrite.py), so a client that bootstraps from the proxy only ever connects to it.
 Each client connection is paired with a connection to its broker (mockbroker/remote/proxy_connection.py).
+A secured cluster (SSL, SASL_SSL, SASL_PLAINTEXT): `config` holds the user's client settings; the proxy
+reaches the cluster as they say and offers its clients TLS when the cluster has it, SASL passing through
+(mockbroker/remote/proxy_security.py); client_settings() gives the settings that reach the proxy.
 
 Faults are mockbroker/faults.py's rules, matched the same way (API key, topic, partition, node: the node
 id Metadata gave the broker behind the listener; a bootstrap listener whose address no Metadata answer
@@ -29,8 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from mockbroker import intercept
 from mockbroker.dispatch import load_handlers
-from mockbroker.errors import ErrorCode
+from mockbroker.errors import ErrorCode, KafkaError
 from mockbroker.faults import FaultRule, Faults, ReceivedRequest, RequestRecord, make_rule
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ProtocolError
@@ -38,10 +42,11 @@ from mockbroker.protocol.messages import Msg
 from mockbroker.remote import proxy_rewrite
 from mockbroker.remote.client import Connection, UnsupportedOnTarget
 from mockbroker.remote.proxy_connection import PairedConnection
+from mockbroker.remote.proxy_security import PROXY_HOST, ProxySecurity, proxy_security
+from mockbroker.security.tls import TlsConfig
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-PROXY_HOST = "127.0.0.1"
 DEFAULT_TIMEOUT_S = 30.0
 
 
@@ -67,15 +72,23 @@ def parse_servers(servers: str) -> list[tuple[str, int]]:
 
 class KafkaProxy:
     """A fault proxy in front of the cluster at bootstrap_servers; start() it, point clients at its
-    bootstrap_servers, stop() it (or use it as a context manager)."""
+    bootstrap_servers, stop() it (or use it as a context manager).
 
-    def __init__(self, bootstrap_servers: str, *, timeout: float = DEFAULT_TIMEOUT_S, seed: int = 0) -> None:
+    config: the user's client settings for the cluster (security.protocol, ssl.ca.location, sasl.*... in
+    librdkafka's or Java's names); tls: what the proxy offers its clients: None (TLS when the cluster has
+    it), True or a mockbroker.security.tls.TlsConfig (always; the config's certificate), False (never)."""
+
+    def __init__(self, bootstrap_servers: str, *, timeout: float = DEFAULT_TIMEOUT_S, seed: int = 0,
+                 config: dict[str, str] | None = None, tls: TlsConfig | bool | None = None) -> None:
         load_handlers()  # the error answers' builders and make_rule's checks come from the handlers' registry
         self.upstream_bootstrap = parse_servers(bootstrap_servers)
         self.timeout = timeout
         self.faults = Faults(random.Random(seed))
         self.map_topic: Callable[[str], str] = str  # a test's topic name -> the cluster's (RemoteBroker's isolation)
         self.requests = RequestRecord()
+        self.config = dict(config or {})
+        self.security: ProxySecurity = proxy_security(self.config, tls)
+        self.listener_name = self.security.listener  # each request's listener in received()
         self._listeners: dict[tuple[str, int], Listener] = {}
         self._nodes: dict[tuple[str, int], int] = {}  # real broker address -> node id, from the answers
         self._topics: dict[uuid.UUID, str] = {}
@@ -104,13 +117,14 @@ class KafkaProxy:
         node filters hold from a client's first request; [] if it is refused (a SASL listener closes an
         unauthenticated connection): the proxy then learns them from the answers passing through."""
         try:
-            conn = Connection(*self.upstream_bootstrap[0], client_id="mockbroker-proxy", timeout=self.timeout)
-        except (OSError, ProtocolError, UnsupportedOnTarget):
+            conn = Connection(*self.upstream_bootstrap[0], client_id="mockbroker-proxy", timeout=self.timeout,
+                              security=self.security.upstream)
+        except (OSError, ProtocolError, UnsupportedOnTarget, KafkaError):
             return []
         try:
             answer = conn.request(ApiKey.METADATA, {"topics": [], "allow_auto_topic_creation": False}, newest=12)
             return [(b.node_id, b.host, b.port) for b in answer.brokers]
-        except (OSError, ProtocolError, UnsupportedOnTarget):
+        except (OSError, ProtocolError, UnsupportedOnTarget, KafkaError):
             return []
         finally:
             conn.close()
@@ -131,6 +145,7 @@ class KafkaProxy:
             if not thread.is_alive():
                 loop.close()
             self._loop = self._thread = None
+            self.security.close()
 
     async def _close_all(self) -> None:
         for listener in self._listeners.values():
@@ -153,11 +168,23 @@ class KafkaProxy:
         """The proxy's listeners for the bootstrap servers it was given, as "127.0.0.1:port,..."."""
         return ",".join(f"{PROXY_HOST}:{listener.port}" for listener in self._bootstrap)
 
+    @property
+    def ca_file(self) -> str | None:
+        """The CA file clients trust for the proxy's TLS (its throwaway CA), or None when it offers none."""
+        return self.security.ca_file
+
+    def client_settings(self) -> dict[str, str]:
+        """bootstrap.servers and the config the proxy was given, changed to reach the proxy: the same SASL
+        settings, security.protocol as the proxy offers it, the proxy's CA in place of the cluster's."""
+        return {**self.security.client_settings(self.config), "bootstrap.servers": self.bootstrap_servers}
+
     def _call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run fn(*args) on the proxy's loop and return its result (the fault rules live on that thread)."""
         loop = self._loop
         if loop is None:
             raise RuntimeError("the Kafka proxy is not running")
+        if threading.current_thread() is self._thread:  # from a hook, on the loop: at once
+            return fn(*args)
         done: concurrent.futures.Future[T] = concurrent.futures.Future()
 
         def run() -> None:
@@ -185,8 +212,19 @@ class KafkaProxy:
         return self._call(self.faults.add, rule)
 
     def clear_faults(self) -> None:
-        """Remove every fault rule."""
+        """Remove every fault rule (not the hooks)."""
         self._call(self.faults.clear)
+
+    def intercept(self, api_key: int, fn: Callable[..., Any], *, node: int | None = None,
+                  count: int | None = None) -> intercept.Hook:
+        """Let fn(request, context) answer api_key's requests passing through the proxy, as MockBroker.intercept
+        (mockbroker/remote/proxy_intercept.py: `await context.forward()` gives the cluster's answer);
+        .remove() undoes it."""
+        return self._call(self.faults.add_hook, api_key, fn, node, count, self._call)
+
+    def clear_intercepts(self) -> None:
+        """Remove every request hook."""
+        self._call(self.faults.clear_hooks)
 
     def received(self, api_key: int | None = None) -> list[ReceivedRequest]:
         """The requests that passed through the proxy so far (optionally of one API key)."""
@@ -229,7 +267,9 @@ class KafkaProxy:
                 finally:
                     self._connections.discard(conn)
 
-            server = await asyncio.start_server(serve, PROXY_HOST, 0)
+            context = self.security.server_context
+            server = await (asyncio.start_server(serve, PROXY_HOST, 0) if context is None else asyncio.start_server(
+                serve, PROXY_HOST, 0, ssl=context, ssl_handshake_timeout=self.timeout))
             port = int(server.sockets[0].getsockname()[1])
             listener = self._listeners[upstream] = Listener(upstream, server, port)
             log.info("proxy: 127.0.0.1:%d -> %s:%d", port, *upstream)

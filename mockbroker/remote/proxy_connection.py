@@ -12,7 +12,11 @@ Answers reach the client in the order of its requests, as Kafka's do: each reque
 slot in a queue, filled when the broker answers (or at once for an injected error); one writer sends the
 slots in order. A request that cannot be decoded (a version newer than the protocol package knows) is
 passed on unrecorded and unfaulted, its answer byte-exact. After a SaslHandshake v0 the client sends bare
-SASL tokens: the connection passes everything on unread from then on.
+SASL tokens: the connection passes everything on unread from then on. A request a hook rule matches
+(KafkaProxy.intercept) goes to the hook (mockbroker/remote/proxy_intercept.py); the connection reads on once
+the hook has returned or sent the request on. The upstream connection is in TLS
+when the cluster's settings say so (mockbroker/remote/proxy_security.py); the client's own TLS, if the
+proxy offers it, ends at the proxy's listener.
 """
 
 from __future__ import annotations
@@ -32,13 +36,14 @@ from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode, ProtocolError
 from mockbroker.protocol.json_msgs import response_from_json
 from mockbroker.protocol.messages import Msg, decode_request
+from mockbroker.remote import proxy_intercept
 from mockbroker.remote.proxy_rewrite import carries_endpoints, encode_frame, rewrite
+from mockbroker.remote.proxy_security import ProxySecurity, open_upstream
 
 log = logging.getLogger(__name__)
 
 MAX_FRAME = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes
-FORWARD, ANSWERED, STOP, FORWARD_THEN_CLOSE = "forward", "answered", "stop", "forward then close"
-LISTENER = "PLAINTEXT"  # what received() gives as each request's listener: clients speak plaintext to the proxy
+FORWARD, ANSWERED, STOP, FORWARD_THEN_CLOSE, HOOK = "forward", "answered", "stop", "forward then close", "hook"
 
 
 class ProxyHost(Protocol):
@@ -47,6 +52,8 @@ class ProxyHost(Protocol):
     faults: Faults
     requests: RequestRecord
     timeout: float
+    security: ProxySecurity
+    listener_name: str  # what received() gives as each request's listener: what clients speak to the proxy
 
     async def route(self, node_id: int, host: str, port: int) -> tuple[str, int]: ...
 
@@ -99,13 +106,14 @@ class PairedConnection:
         self.opaque = False
         self.principal = "User:ANONYMOUS"  # the SASL user once a PLAIN or SCRAM client names it
         self.mechanism = ""
+        self.hooked: tuple[FaultRule, hdr.RequestHeader, Msg, bool] | None = None  # the request a hook takes
 
     async def run(self) -> None:
         """Serve the client until either side closes or a fault closes the connection."""
         loop = asyncio.get_running_loop()
         try:
-            up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(*self.upstream),
-                                                          self.host.timeout)
+            up_reader, up_writer = await open_upstream(self.upstream, self.host.security.upstream,
+                                                       self.host.timeout)
         except (TimeoutError, OSError) as exc:
             log.info("proxy: cannot reach %s:%d: %s", *self.upstream, exc)
             self.close()
@@ -159,6 +167,8 @@ class PairedConnection:
                 self._closing_slot()
                 return
             what = FORWARD if self.opaque else self._request(frame)
+            if what == HOOK:
+                what = await self._hook(frame)
             if what == ANSWERED:
                 continue
             if what == STOP or self.up_writer.is_closing():
@@ -194,7 +204,7 @@ class PairedConnection:
             self._sasl(header.api_key, request)
         node = self.host.node_of(self.upstream)
         self.host.requests.add(header.api_key, header.api_version, header.client_id, header.correlation_id,
-                               int(time.time() * 1000), self.connection_id, self.principal, LISTENER,
+                               int(time.time() * 1000), self.connection_id, self.principal, self.host.listener_name,
                                node_id=-1 if node is None else node)
         faults = self.host.faults
         rule = faults.take(header, request, self.host.topic_name, node) if request is not None and faults.active else None
@@ -224,6 +234,9 @@ class PairedConnection:
 
     def _apply(self, rule: FaultRule, header: hdr.RequestHeader, request: Msg, answered: bool) -> str:
         """Act on the fault rule a request matched (faults.FaultRule.apply's actions, over the wire)."""
+        if rule.action == "hook":  # run by _hook, which the request loop awaits
+            self.hooked = (rule, header, request, answered)
+            return HOOK
         if rule.action in ("error", "respond"):
             if rule.action == "error":
                 answer = error_response(header.api_key, header.api_version, request, ErrorCode(rule.error_code))
@@ -244,9 +257,48 @@ class PairedConnection:
             slot.close_instead = True
         elif rule.action == "delay":
             slot.delay_s = rule.delay_s
-        else:  # a hook needs the embedded broker's handlers: the request goes on untouched
-            log.warning("proxy: %s rules are not applied by the proxy", rule.action)
         return FORWARD
+
+    async def _hook(self, frame: bytes) -> str:
+        """Run the hook a request matched; return once it has answered or sent the request on: ANSWERED
+        (the request is in the hook's hands) or STOP (it closes the connection unanswered)."""
+        assert self.hooked is not None
+        rule, header, request, answered = self.hooked
+        fn = rule.hook
+        assert fn is not None
+        self.hooked = None
+        slot = self._slot(header.api_key, header.api_version, None) if answered else None  # its place in order
+        forwarded = asyncio.Event()
+
+        async def send() -> bytes | None:  # the request sent on (once: the context keeps the result)
+            if self.up_writer is None or self.up_writer.is_closing():
+                return None
+            upstream = Slot(asyncio.get_running_loop().create_future(), header.api_key, header.api_version)
+            if answered:  # the cluster's answer fills this slot (rewritten), not the client's
+                self.pending[header.correlation_id] = upstream
+            self.up_writer.write(frame)
+            forwarded.set()
+            await self.up_writer.drain()
+            return await upstream.answer if answered else b""
+
+        node = self.host.node_of(self.upstream)
+        context = proxy_intercept.ProxyInterceptContext(header, request, -1 if node is None else node,
+                                                        self.principal, send)
+        task = asyncio.ensure_future(proxy_intercept.run(fn, context))
+        waiter = asyncio.ensure_future(forwarded.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+
+        def done(finished: asyncio.Future[bytes | None]) -> None:
+            answer = None if finished.cancelled() else finished.result()
+            if slot is not None and not slot.answer.done():
+                slot.answer.set_result(answer)
+            elif slot is None and answer is None:
+                self._closing_slot()
+
+        task.add_done_callback(done)
+        closing = task.done() and not task.cancelled() and task.result() is None and not forwarded.is_set()
+        return STOP if closing else ANSWERED
 
     # -- broker -> client ----------------------------------------------------------------------------
     async def _responses(self, up_reader: asyncio.StreamReader) -> None:

@@ -25,6 +25,7 @@ class NotOnRemoteTarget(RuntimeError):
 
 _NO_CLOCK = "a real cluster runs on its own wall clock"
 _NO_FAULTS = "faults need the embedded broker or the fault proxy (RemoteBroker(..., proxy=True), --kafka-proxy)"
+_NO_HOOKS = "request hooks need the embedded broker or the fault proxy (RemoteBroker(..., proxy=True), --kafka-proxy)"
 _NO_NODES = "a real cluster's nodes are not this process's to stop or reshape"
 _NO_MODEL = "the broker's in-process model objects do not exist on a real cluster"
 _NO_STATE = "a real cluster's state cannot be copied or put back"
@@ -39,8 +40,7 @@ EMBEDDED_ONLY: dict[str, str] = {
     "set_latency": _NO_NODES, "set_isr": _NO_NODES, "move_leader": _NO_NODES, "move_coordinator": _NO_NODES,
     "elect_preferred_leaders": _NOT_YET, "partition_state": _NOT_YET,
     "inject": _NO_FAULTS, "clear_faults": _NO_FAULTS,
-    "intercept": "request hooks need the embedded broker's handlers",
-    "clear_intercepts": "request hooks need the embedded broker's handlers",
+    "intercept": _NO_HOOKS, "clear_intercepts": _NO_HOOKS,
     "received": "the requests other clients send are seen only by the embedded broker or the fault proxy "
                 "(RemoteBroker(..., proxy=True), --kafka-proxy)",
     "snapshot": _NO_STATE, "restore": _NO_STATE, "reset": _NO_STATE,
@@ -62,7 +62,7 @@ EMBEDDED_ONLY: dict[str, str] = {
 
 
 # What the fault proxy serves (mockbroker/remote/proxy.py) when the target runs with it (proxy=True).
-PROXIED = frozenset({"inject", "clear_faults", "received"})
+PROXIED = frozenset({"inject", "clear_faults", "received", "intercept", "clear_intercepts"})
 
 
 def refusing(name: str, why: str) -> Any:
