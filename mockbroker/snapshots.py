@@ -47,6 +47,7 @@ from mockbroker.clock import Clock
 from mockbroker.scheduler import Scheduler, Timer
 from mockbroker.state.cluster.cluster import Cluster
 from mockbroker.state.copying import copy_value, shallow_copy
+from mockbroker.state.share.coordinator import ShareCoordinator
 
 T = TypeVar("T")
 
@@ -107,6 +108,7 @@ def rooms(broker: SnapshotHost) -> list[tuple[str, Any]]:
         ("txn", node.txn_coordinator),
         ("groups", node._group_coordinator),
         ("coordinator_log", node._coordinator_log),
+        ("share", node._share_coordinator),
         ("credentials", security._credentials),
         ("acls", authorizer.acls if authorizer is not None else None),
         ("faults", broker.faults),
@@ -122,6 +124,19 @@ def _put_root(broker: SnapshotHost, room: str, obj: Any) -> None:
         broker.node._coordinator_log = obj
     elif room == "credentials":
         broker.security._credentials = obj
+    elif room == "share":
+        broker.node._share_coordinator = obj
+
+
+# Attributes of a room that are not state but the live broker's: never copied, the live ones kept on restore. The
+# share coordinator's listeners are the wake-ups of parked ShareFetch requests (asyncio events of connections).
+_LIVE: dict[str, frozenset[str]] = {"share": frozenset({"listeners"})}
+
+
+def _state_attrs(room: str, obj: Any) -> dict[str, Any]:
+    """What a snapshot copies of a root: its attributes, those in _LIVE left out."""
+    live = _LIVE.get(room)
+    return obj.__dict__ if live is None else {k: v for k, v in obj.__dict__.items() if k not in live}
 
 
 def _state_timers(roots: list[tuple[str, Any, dict[str, Any] | None]]) -> list[Timer]:
@@ -230,7 +245,7 @@ def take(broker: SnapshotHost) -> Snapshot:
     """The broker's whole state now (call on the broker's loop: MockBroker.snapshot hops there)."""
     _check_memory_mode(broker)
     live = rooms(broker)
-    roots = [(room, obj, None if obj is None else obj.__dict__) for room, obj in live]
+    roots = [(room, obj, None if obj is None else _state_attrs(room, obj)) for room, obj in live]
     copied, timers = _copy_state(roots, _state_timers(roots), _shared(broker, live))
     clock = broker.clock
     return Snapshot(taken_ms=clock.now_ms(), nodes_alive={n: node.alive for n, node in broker.cluster.nodes.items()},
@@ -252,12 +267,16 @@ def restore(broker: SnapshotHost, snap: Snapshot) -> None:
     memo = _shared(broker, live)
     memo.update((id(obj), obj) for _room, obj, _attrs in snap.roots if obj is not None)
     copied, timers = _copy_state(list(snap.roots), list(snap.timers), memo)
+    live_objs = dict(live)
     for room, obj, attrs in copied:
         if attrs is None:
-            _put_root(broker, room, None)
-            continue
+            if room != "share" or live_objs[room] is None:
+                _put_root(broker, room, None)
+            continue  # a share coordinator made since is emptied in place below (its timers and clock hook stay)
+        kept = {key: obj.__dict__[key] for key in _LIVE.get(room, ()) if key in obj.__dict__}
         obj.__dict__.clear()
         obj.__dict__.update(attrs)
+        obj.__dict__.update(kept)
         _put_root(broker, room, obj)
     # Producer ids are never given twice (Kafka's come from blocks that only move forward): a producer made
     # after the snapshot keeps an id no new producer gets.
@@ -265,11 +284,42 @@ def restore(broker: SnapshotHost, snap: Snapshot) -> None:
     for timer in timers:
         broker.scheduler.adopt(timer)
     broker.clock._offset_ms, broker.clock._frozen_ms = snap.clock
+    share = broker.node._share_coordinator
+    if share is not None:
+        if dict((room, attrs) for room, _obj, attrs in snap.roots)["share"] is None:
+            _empty_share(broker, share)
+        _arm_share_locks(share)
     for node in broker.nodes.values():
         node.fetch_sessions.sessions.clear()
     for conn in list(broker._connections):
         conn.close()
     broker.scheduler.run_due()  # what became due with the clock set back (nothing, usually)
+
+
+def _empty_share(broker: SnapshotHost, share: ShareCoordinator) -> None:
+    """The share coordinator made since the snapshot (none then) back to a new one's state, in place: the node's
+    closures (its clock hook, the lock timers it set) hold this object. What the node wired into it stays: the
+    callables set on it and on its store (the broker clock, the scheduler's wake-up, the coordinator log's append),
+    the parked requests' listeners; the aborted-transaction index it reads is the restored transaction
+    coordinator's."""
+    wired = {key: value for key, value in share.__dict__.items() if callable(value) or key in _LIVE["share"]}
+    store_wired = {key: value for key, value in share.store.__dict__.items() if callable(value)}
+    share.__dict__.clear()
+    ShareCoordinator.__init__(share, broker.cluster)
+    share.__dict__.update(wired)
+    share.store.__dict__.update(store_wired)
+    if share.aborted_entries is not None:  # bound to the index the restore replaced
+        share.aborted_entries = broker.node.txn_coordinator.aborted.entries
+
+
+def _arm_share_locks(share: ShareCoordinator) -> None:
+    """A restored acquisition lock runs out on time on the broker clock (its expiry is kept, as the clock is put
+    back): a wake-up at each share partition's next lock expiry. Wake-ups set before the restore may still come:
+    each ends only the locks due by then, which never wrongs the restored state."""
+    if share.wake_at is None:
+        return
+    for due in sorted({d for sp in share.partitions.values() if (d := sp.next_lock_expiry()) is not None}):
+        share.wake_at(due)
 
 
 class Snapshots:
