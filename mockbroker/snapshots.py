@@ -3,7 +3,9 @@
 `broker.snapshot()` copies every room of the model (issue 34): the cluster (topics, partitions with their leaders,
 epochs, ISRs and logs, producer ids given out, the broker's dynamic configs, topic configs), the transaction
 coordinator (transactional ids, open transactions, the aborted-transaction index, offsets held for groups), the
-group coordinator (groups, members, committed offsets) and what it wrote to `__consumer_offsets`, the SCRAM and
+group coordinator (groups, members, committed offsets) and what it wrote to `__consumer_offsets`, the share coordinator
+(share groups and members, share partitions with their in-flight records and acquisition locks, share sessions, group
+configs, the persisted share state; `__share_group_state` is in the cluster), the SCRAM and
 PLAIN users, the ACL bindings, the fault rules, the request record and the clock's offset (how far tests moved
 it). `broker.restore(snap)` brings it all back; a snapshot can be restored any number of times.
 
@@ -17,6 +19,11 @@ batch never changes), and the lists indexing them are copied shallowly. A restor
 or not (benchmarks/bench_snapshot.py: 3-3.5 ms of CPU median for 100 topics, more on a loaded machine). The
 state's timers (group sessions, rebalances, offsets cleanup, transaction timeouts and expiry) are copied with their
 callbacks bound to the copies, and put on the scheduler again on restore; the current ones are cancelled first.
+Share groups (docs/snapshots.md, "Share groups after a restore"): the share coordinator keeps its identity (the node's
+clock hook and lock wake-ups hold it), restored in place, emptied in place when it was made after the snapshot; its
+listeners (parked ShareFetch requests) stay the live ones. Each restored acquisition lock gets a wake-up at its
+expiry; wake-ups set before the restore may still come, and end only the locks due by then. Share sessions come
+back as they were (kept per node, group and member, not per connection).
 
 What restore also does, as a broker that lost its state would look to clients: every client connection is
 closed (Kafka clients reconnect and ask for metadata again; parked requests, a long-poll Fetch or a JoinGroup,

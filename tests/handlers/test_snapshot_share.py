@@ -207,3 +207,25 @@ def test_a_member_carries_on_after_a_restore_with_what_the_snapshot_says(broker:
         assert acquired(share_fetch(client, tid, "a", 2)) == [(0, 2, 5, 1)]
         _ack(client, tid, "a", 3, [(2, 5, [ACCEPT])])
         assert broker.share_groups()["sg"]["partitions"]["q-0"]["start_offset"] == 6
+
+
+def test_a_restored_lock_ends_in_real_time_and_wakes_a_waiting_share_fetch() -> None:
+    # A clock that moves with the wall clock and locks of 5 s: nothing but the wake-up the restore sets for the
+    # restored lock ends it before the fetch's long poll (60 s) does; the client would give up after 20 s.
+    config = {"share.auto.offset.reset": "earliest", "group.share.min.record.lock.duration.ms": 1000,
+              "group.share.record.lock.duration.ms": 5000}
+    with MockBroker(config=config).run_in_thread() as broker:
+        broker.create_topic("q", 1)
+        tid = _topic_id(broker)
+        with connect(broker) as client:
+            produce_values(client, 3)
+            heartbeat(client, "a", 0, ["q"])
+            assert acquired(share_fetch(client, tid, "a", 0)) == [(0, 0, 2, 1)]
+            snap = broker.snapshot()
+            broker.clock.advance(6)  # the lock's own wake-up comes and goes
+            assert _records(broker) == [(0, "AVAILABLE", 1, None), (1, "AVAILABLE", 1, None), (2, "AVAILABLE", 1, None)]
+            broker.restore(snap)
+        assert [s for _o, s, _c, _m in _records(broker)] == ["ACQUIRED"] * 3
+        with RawClient(broker.host, broker.port, timeout=20.0) as client:
+            waited = share_fetch(client, tid, "a", 1, max_wait_ms=60_000)  # a's restored session, its next epoch
+            assert acquired(waited) == [(0, 0, 2, 2)]
