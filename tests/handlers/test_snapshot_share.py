@@ -5,8 +5,10 @@ clears them; restored locks and members run out on the broker clock; a member ca
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -229,3 +231,45 @@ def test_a_restored_lock_ends_in_real_time_and_wakes_a_waiting_share_fetch() -> 
         with RawClient(broker.host, broker.port, timeout=20.0) as client:
             waited = share_fetch(client, tid, "a", 1, max_wait_ms=60_000)  # a's restored session, its next epoch
             assert acquired(waited) == [(0, 0, 2, 2)]
+
+
+def _wait_until(what: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Wait for a state (a generous bound; no timing asserted)."""
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert time.monotonic() < deadline, "not reached"
+        time.sleep(0.02)
+
+
+def test_a_waiting_share_fetch_is_left_out_of_a_snapshot_and_goes_with_its_connection_on_restore(
+        broker: MockBroker, client: RawClient) -> None:
+    tid = _topic_id(broker)
+    heartbeat(client, "a", 0, ["q"])
+    listeners = broker._call(lambda: broker.node.share_coordinator.listeners)
+    answers: list[Any] = []
+
+    def wait_for_records(c: RawClient, epoch: int) -> None:
+        try:
+            answers.append(acquired(share_fetch(c, tid, "a", epoch, max_wait_ms=60_000)))
+        except ConnectionError as e:
+            answers.append(e)
+
+    with RawClient(broker.host, broker.port, timeout=30.0) as waiting:
+        fetch = threading.Thread(target=wait_for_records, args=(waiting, 0))
+        fetch.start()
+        _wait_until(lambda: bool(broker._call(lambda: list(listeners))))
+        snap = broker.snapshot()  # taken while the fetch waits: its wake-up is no state
+        produce_values(client, 2)
+        fetch.join(30)
+        assert answers == [[(0, 0, 1, 1)]]  # the wake-up still works after the snapshot
+
+        fetch = threading.Thread(target=wait_for_records, args=(waiting, 1))
+        fetch.start()
+        _wait_until(lambda: bool(broker._call(lambda: list(listeners))))
+        broker.restore(snap)
+        fetch.join(30)
+    assert isinstance(answers[1], ConnectionError)  # the waiting fetch went with its connection
+    assert broker._call(lambda: broker.node.share_coordinator.listeners) is listeners
+    _wait_until(lambda: not broker._call(lambda: list(listeners)))
+    # As at the snapshot: the share partition the first fetch made, nothing acquired yet.
+    assert broker.share_groups()["sg"]["partitions"] == {"q-0": {"start_offset": 0, "end_offset": 0, "records": []}}
