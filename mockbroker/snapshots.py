@@ -315,17 +315,24 @@ def _empty_share(broker: SnapshotHost, share: ShareCoordinator) -> None:
     ShareCoordinator.__init__(share, broker.cluster)
     share.__dict__.update(wired)
     share.store.__dict__.update(store_wired)
-    if share.aborted_entries is not None:  # bound to the index the restore replaced
+    # Two were bound to objects the restore replaced: the transaction coordinator's aborted index, and the
+    # coordinator log (made again on next use when it was made after the snapshot too).
+    if share.aborted_entries is not None:
         share.aborted_entries = broker.node.txn_coordinator.aborted.entries
+    if share.store.append is not None:
+        share.store.append = broker.node.coordinator_log.share_state_append
 
 
 def _arm_share_locks(share: ShareCoordinator) -> None:
     """A restored acquisition lock runs out on time on the broker clock (its expiry is kept, as the clock is put
-    back): a wake-up at each share partition's next lock expiry. Wake-ups set before the restore may still come:
-    each ends only the locks due by then, which never wrongs the restored state."""
+    back): a wake-up at each lock expiry (only acquired records have one), as each acquisition sets one. Wake-ups
+    set before the restore may still come: each ends only the locks due by then, which never wrongs the restored
+    state."""
     if share.wake_at is None:
         return
-    for due in sorted({d for sp in share.partitions.values() if (d := sp.next_lock_expiry()) is not None}):
+    dues = {rec.lock_expiry_ms for sp in share.partitions.values() for rec in sp.records.values()
+            if rec.lock_expiry_ms is not None}
+    for due in sorted(dues):
         share.wake_at(due)
 
 

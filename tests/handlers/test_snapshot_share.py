@@ -154,6 +154,7 @@ def test_reset_clears_share_groups_partitions_sessions_and_group_configs(broker:
     assert broker._call(lambda: broker.node.share_coordinator) is share  # emptied in place: the node's hooks hold it
     # read_committed share groups read the restored transaction coordinator's aborted index, not the one replaced
     assert broker._call(lambda: share.aborted_entries.__self__ is broker.node.txn_coordinator.aborted)
+    assert broker._call(lambda: share.store.append.__self__ is broker.node.coordinator_log)  # the node's one log
 
     # A share group starts again from nothing: the broker-wide earliest, a new member epoch, a new session.
     broker.create_topic("q", 2)
@@ -211,26 +212,29 @@ def test_a_member_carries_on_after_a_restore_with_what_the_snapshot_says(broker:
         assert broker.share_groups()["sg"]["partitions"]["q-0"]["start_offset"] == 6
 
 
-def test_a_restored_lock_ends_in_real_time_and_wakes_a_waiting_share_fetch() -> None:
-    # A clock that moves with the wall clock and locks of 5 s: nothing but the wake-up the restore sets for the
-    # restored lock ends it before the fetch's long poll (60 s) does; the client would give up after 20 s.
+def test_restored_locks_end_in_real_time_and_wake_a_waiting_share_fetch() -> None:
+    # A clock that moves with the wall clock and locks of 5 s: nothing but the wake-ups the restore sets for the
+    # restored locks ends them before the fetch's long poll (60 s) does; the client would give up after 20 s.
     config = {"share.auto.offset.reset": "earliest", "group.share.min.record.lock.duration.ms": 1000,
               "group.share.record.lock.duration.ms": 5000}
     with MockBroker(config=config).run_in_thread() as broker:
         broker.create_topic("q", 1)
         tid = _topic_id(broker)
         with connect(broker) as client:
-            produce_values(client, 3)
+            produce_values(client, 2)
             heartbeat(client, "a", 0, ["q"])
-            assert acquired(share_fetch(client, tid, "a", 0)) == [(0, 0, 2, 1)]
+            assert acquired(share_fetch(client, tid, "a", 0, max_records=1)) == [(0, 0, 0, 1)]
+            broker.clock.advance(2)
+            assert acquired(share_fetch(client, tid, "a", 1, max_records=1)) == [(0, 1, 1, 1)]  # a later lock
             snap = broker.snapshot()
-            broker.clock.advance(6)  # the lock's own wake-up comes and goes
-            assert _records(broker) == [(0, "AVAILABLE", 1, None), (1, "AVAILABLE", 1, None), (2, "AVAILABLE", 1, None)]
+            broker.clock.advance(10)  # the locks' own wake-ups come and go
+            assert _records(broker) == [(0, "AVAILABLE", 1, None), (1, "AVAILABLE", 1, None)]
             broker.restore(snap)
-        assert [s for _o, s, _c, _m in _records(broker)] == ["ACQUIRED"] * 3
+        assert [s for _o, s, _c, _m in _records(broker)] == ["ACQUIRED"] * 2
         with RawClient(broker.host, broker.port, timeout=20.0) as client:
-            waited = share_fetch(client, tid, "a", 1, max_wait_ms=60_000)  # a's restored session, its next epoch
-            assert acquired(waited) == [(0, 0, 2, 2)]
+            # a's restored session, its next epochs: each lock ends at its own time, each wakes the fetch
+            assert acquired(share_fetch(client, tid, "a", 2, max_wait_ms=60_000)) == [(0, 0, 0, 2)]
+            assert acquired(share_fetch(client, tid, "a", 3, max_wait_ms=60_000)) == [(0, 1, 1, 2)]
 
 
 def _wait_until(what: Callable[[], bool], timeout: float = 20.0) -> None:
