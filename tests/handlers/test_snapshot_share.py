@@ -120,6 +120,10 @@ def test_restore_gives_back_share_groups_partitions_sessions_and_configs_field_b
     assert groups["sg"]["partitions"]["q-0"]["start_offset"] == 3
     configs = broker._call(lambda: broker.node.share_coordinator.group_configs.configs)
     assert configs == {"sg": {"share.delivery.count.limit": "3"}}
+    # What the node wired in reads the restored state: the restored transaction coordinator's aborted index.
+    share = broker._call(lambda: broker.node.share_coordinator)
+    assert broker._call(lambda: share.aborted_entries.__self__ is broker.node.txn_coordinator.aborted)
+    assert broker._call(lambda: share.store.append.__self__ is broker.node.coordinator_log)
 
 
 def test_a_snapshot_can_be_restored_again_after_more_share_traffic(broker: MockBroker, client: RawClient) -> None:
