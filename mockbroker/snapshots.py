@@ -294,7 +294,7 @@ def restore(broker: SnapshotHost, snap: Snapshot) -> None:
     share = broker.node._share_coordinator
     if share is not None:
         if dict((room, attrs) for room, _obj, attrs in snap.roots)["share"] is None:
-            _empty_share(broker, share)
+            _empty_share(broker, share, live_objs["coordinator_log"])
         _arm_share_locks(share)
     for node in broker.nodes.values():
         node.fetch_sessions.sessions.clear()
@@ -303,24 +303,26 @@ def restore(broker: SnapshotHost, snap: Snapshot) -> None:
     broker.scheduler.run_due()  # what became due with the clock set back (nothing, usually)
 
 
-def _empty_share(broker: SnapshotHost, share: ShareCoordinator) -> None:
+def _empty_share(broker: SnapshotHost, share: ShareCoordinator, old_log: Any) -> None:
     """The share coordinator made since the snapshot (none then) back to a new one's state, in place: the node's
     closures (its clock hook, the lock timers it set) hold this object. What the node wired into it stays: the
-    callables set on it and on its store (the broker clock, the scheduler's wake-up, the coordinator log's append),
-    the parked requests' listeners; the aborted-transaction index it reads is the restored transaction
-    coordinator's."""
+    callables set on it and on its store (the broker clock, the scheduler's wake-up, the coordinator log's writers),
+    the parked requests' listeners. Those bound to objects the restore replaced are bound again: to the restored
+    transaction coordinator's aborted index, and to the node's coordinator log when old_log (the one before the
+    restore) is no longer it (made after the snapshot too, it goes: the next use makes one)."""
     wired = {key: value for key, value in share.__dict__.items() if callable(value) or key in _LIVE["share"]}
     store_wired = {key: value for key, value in share.store.__dict__.items() if callable(value)}
     share.__dict__.clear()
     ShareCoordinator.__init__(share, broker.cluster)
     share.__dict__.update(wired)
     share.store.__dict__.update(store_wired)
-    # Two were bound to objects the restore replaced: the transaction coordinator's aborted index, and the
-    # coordinator log (made again on next use when it was made after the snapshot too).
     if share.aborted_entries is not None:
         share.aborted_entries = broker.node.txn_coordinator.aborted.entries
-    if share.store.append is not None:
-        share.store.append = broker.node.coordinator_log.share_state_append
+    if old_log is not None and broker.node._coordinator_log is not old_log:
+        for attrs in (share.__dict__, share.store.__dict__):
+            for key, value in attrs.items():
+                if isinstance(value, types.MethodType) and value.__self__ is old_log:
+                    attrs[key] = types.MethodType(value.__func__, broker.node.coordinator_log)
 
 
 def _arm_share_locks(share: ShareCoordinator) -> None:
