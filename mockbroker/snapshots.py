@@ -3,7 +3,9 @@
 `broker.snapshot()` copies every room of the model (issue 34): the cluster (topics, partitions with their leaders,
 epochs, ISRs and logs, producer ids given out, the broker's dynamic configs, topic configs), the transaction
 coordinator (transactional ids, open transactions, the aborted-transaction index, offsets held for groups), the
-group coordinator (groups, members, committed offsets) and what it wrote to `__consumer_offsets`, the SCRAM and
+group coordinator (groups, members, committed offsets) and what it wrote to `__consumer_offsets`, the share coordinator
+(share groups and members, share partitions with their in-flight records and acquisition locks, share sessions, group
+configs, the persisted share state; `__share_group_state` is in the cluster), the SCRAM and
 PLAIN users, the ACL bindings, the fault rules, the request record and the clock's offset (how far tests moved
 it). `broker.restore(snap)` brings it all back; a snapshot can be restored any number of times.
 
@@ -17,6 +19,11 @@ batch never changes), and the lists indexing them are copied shallowly. A restor
 or not (benchmarks/bench_snapshot.py: 3-3.5 ms of CPU median for 100 topics, more on a loaded machine). The
 state's timers (group sessions, rebalances, offsets cleanup, transaction timeouts and expiry) are copied with their
 callbacks bound to the copies, and put on the scheduler again on restore; the current ones are cancelled first.
+Share groups (docs/snapshots.md, "Share groups after a restore"): the share coordinator keeps its identity (the node's
+clock hook and lock wake-ups hold it), restored in place, emptied in place when it was made after the snapshot; its
+listeners (parked ShareFetch requests) stay the live ones. Each restored acquisition lock gets a wake-up at its
+expiry; wake-ups set before the restore may still come, and end only the locks due by then. Share sessions come
+back as they were (kept per node, group and member, not per connection).
 
 What restore also does, as a broker that lost its state would look to clients: every client connection is
 closed (Kafka clients reconnect and ask for metadata again; parked requests, a long-poll Fetch or a JoinGroup,
@@ -47,6 +54,7 @@ from mockbroker.clock import Clock
 from mockbroker.scheduler import Scheduler, Timer
 from mockbroker.state.cluster.cluster import Cluster
 from mockbroker.state.copying import copy_value, shallow_copy
+from mockbroker.state.share.coordinator import ShareCoordinator
 
 T = TypeVar("T")
 
@@ -107,6 +115,7 @@ def rooms(broker: SnapshotHost) -> list[tuple[str, Any]]:
         ("txn", node.txn_coordinator),
         ("groups", node._group_coordinator),
         ("coordinator_log", node._coordinator_log),
+        ("share", node._share_coordinator),
         ("credentials", security._credentials),
         ("acls", authorizer.acls if authorizer is not None else None),
         ("faults", broker.faults),
@@ -122,6 +131,19 @@ def _put_root(broker: SnapshotHost, room: str, obj: Any) -> None:
         broker.node._coordinator_log = obj
     elif room == "credentials":
         broker.security._credentials = obj
+    elif room == "share":
+        broker.node._share_coordinator = obj
+
+
+# Attributes of a room that are not state but the live broker's: never copied, the live ones kept on restore. The
+# share coordinator's listeners are the wake-ups of parked ShareFetch requests (asyncio events of connections).
+_LIVE: dict[str, frozenset[str]] = {"share": frozenset({"listeners"})}
+
+
+def _state_attrs(room: str, obj: Any) -> dict[str, Any]:
+    """What a snapshot copies of a root: its attributes, those in _LIVE left out."""
+    live = _LIVE.get(room)
+    return obj.__dict__ if live is None else {k: v for k, v in obj.__dict__.items() if k not in live}
 
 
 def _state_timers(roots: list[tuple[str, Any, dict[str, Any] | None]]) -> list[Timer]:
@@ -230,7 +252,7 @@ def take(broker: SnapshotHost) -> Snapshot:
     """The broker's whole state now (call on the broker's loop: MockBroker.snapshot hops there)."""
     _check_memory_mode(broker)
     live = rooms(broker)
-    roots = [(room, obj, None if obj is None else obj.__dict__) for room, obj in live]
+    roots = [(room, obj, None if obj is None else _state_attrs(room, obj)) for room, obj in live]
     copied, timers = _copy_state(roots, _state_timers(roots), _shared(broker, live))
     clock = broker.clock
     return Snapshot(taken_ms=clock.now_ms(), nodes_alive={n: node.alive for n, node in broker.cluster.nodes.items()},
@@ -252,12 +274,16 @@ def restore(broker: SnapshotHost, snap: Snapshot) -> None:
     memo = _shared(broker, live)
     memo.update((id(obj), obj) for _room, obj, _attrs in snap.roots if obj is not None)
     copied, timers = _copy_state(list(snap.roots), list(snap.timers), memo)
+    live_objs = dict(live)
     for room, obj, attrs in copied:
         if attrs is None:
-            _put_root(broker, room, None)
-            continue
+            if room != "share" or live_objs[room] is None:
+                _put_root(broker, room, None)
+            continue  # a share coordinator made since is emptied in place below (its timers and clock hook stay)
+        kept = {key: obj.__dict__[key] for key in _LIVE.get(room, ()) if key in obj.__dict__}
         obj.__dict__.clear()
         obj.__dict__.update(attrs)
+        obj.__dict__.update(kept)
         _put_root(broker, room, obj)
     # Producer ids are never given twice (Kafka's come from blocks that only move forward): a producer made
     # after the snapshot keeps an id no new producer gets.
@@ -265,11 +291,51 @@ def restore(broker: SnapshotHost, snap: Snapshot) -> None:
     for timer in timers:
         broker.scheduler.adopt(timer)
     broker.clock._offset_ms, broker.clock._frozen_ms = snap.clock
+    share = broker.node._share_coordinator
+    if share is not None:
+        if dict((room, attrs) for room, _obj, attrs in snap.roots)["share"] is None:
+            _empty_share(broker, share, live_objs["coordinator_log"])
+        _arm_share_locks(share)
     for node in broker.nodes.values():
         node.fetch_sessions.sessions.clear()
     for conn in list(broker._connections):
         conn.close()
     broker.scheduler.run_due()  # what became due with the clock set back (nothing, usually)
+
+
+def _empty_share(broker: SnapshotHost, share: ShareCoordinator, old_log: Any) -> None:
+    """The share coordinator made since the snapshot (none then) back to a new one's state, in place: the node's
+    closures (its clock hook, the lock timers it set) hold this object. What the node wired into it stays: the
+    callables set on it and on its store (the broker clock, the scheduler's wake-up, the coordinator log's writers),
+    the parked requests' listeners. Those bound to objects the restore replaced are bound again: to the restored
+    transaction coordinator's aborted index, and to the node's coordinator log when old_log (the one before the
+    restore) is no longer it (made after the snapshot too, it goes: the next use makes one)."""
+    wired = {key: value for key, value in share.__dict__.items() if callable(value) or key in _LIVE["share"]}
+    store_wired = {key: value for key, value in share.store.__dict__.items() if callable(value)}
+    share.__dict__.clear()
+    ShareCoordinator.__init__(share, broker.cluster)
+    share.__dict__.update(wired)
+    share.store.__dict__.update(store_wired)
+    if share.aborted_entries is not None:
+        share.aborted_entries = broker.node.txn_coordinator.aborted.entries
+    if old_log is not None and broker.node._coordinator_log is not old_log:
+        for attrs in (share.__dict__, share.store.__dict__):
+            for key, value in attrs.items():
+                if isinstance(value, types.MethodType) and value.__self__ is old_log:
+                    attrs[key] = types.MethodType(value.__func__, broker.node.coordinator_log)
+
+
+def _arm_share_locks(share: ShareCoordinator) -> None:
+    """A restored acquisition lock runs out on time on the broker clock (its expiry is kept, as the clock is put
+    back): a wake-up at each lock expiry (only acquired records have one), as each acquisition sets one. Wake-ups
+    set before the restore may still come: each ends only the locks due by then, which never wrongs the restored
+    state."""
+    if share.wake_at is None:
+        return
+    dues = {rec.lock_expiry_ms for sp in share.partitions.values() for rec in sp.records.values()
+            if rec.lock_expiry_ms is not None}
+    for due in sorted(dues):
+        share.wake_at(due)
 
 
 class Snapshots:

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 from mockbroker.errors import ErrorCode, KafkaError
+from mockbroker.state.copying import copy_attrs
 
 
 class RecordState(IntEnum):
@@ -70,6 +72,13 @@ class SharePartition:
         self.delivery_limit = delivery_limit
         self.max_in_flight = max_in_flight
         self.records: dict[int, InFlight] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharePartition:
+        """A copy for snapshots (mockbroker/snapshots.py), as deepcopy's, faster: each in-flight record copied one
+        level (its fields are values: a state, a count, a member id, an expiry), the rest by state/copying.py."""
+        new = copy_attrs(self, memo, shallow=("records",))
+        new.records = {offset: _copied(rec) for offset, rec in self.records.items()}
+        return new
 
     # -- acquisition -------------------------------------------------------------------------------
     def acquire(self, member_id: str, high_watermark: int, max_records: int, now_ms: int,
@@ -192,6 +201,12 @@ class SharePartition:
                 "records": [{"offset": o, "state": r.state.name, "delivery_count": r.delivery_count,
                              "member_id": r.member_id, "lock_expiry_ms": r.lock_expiry_ms}
                             for o, r in sorted(self.records.items())]}
+
+
+def _copied(rec: InFlight) -> InFlight:
+    new = object.__new__(InFlight)
+    new.__dict__.update(rec.__dict__)
+    return new
 
 
 def _ranges(taken: list[tuple[int, int]]) -> list[AcquiredRange]:
