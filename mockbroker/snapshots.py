@@ -306,34 +306,40 @@ def restore(broker: SnapshotHost, snap: Snapshot) -> None:
 def _empty_share(broker: SnapshotHost, share: ShareCoordinator, old_log: Any) -> None:
     """The share coordinator made since the snapshot (none then) back to a new one's state, in place: the node's
     closures (its clock hook, the lock timers it set) hold this object. What the node wired into it stays: the
-    callables set on it and on its store (the broker clock, the scheduler's wake-up, the coordinator log's writers),
+    callables set on it, its store and its group log (the broker clock, the scheduler's wake-up, the coordinator log's writers),
     the parked requests' listeners. Those bound to objects the restore replaced are bound again: to the restored
     transaction coordinator's aborted index, and to the node's coordinator log when old_log (the one before the
     restore) is no longer it (made after the snapshot too, it goes: the next use makes one)."""
     wired = {key: value for key, value in share.__dict__.items() if callable(value) or key in _LIVE["share"]}
-    store_wired = {key: value for key, value in share.store.__dict__.items() if callable(value)}
+    parts = ("store", "group_log")  # the parts whose callables the node sets (the coordinator log's writers)
+    parts_wired = {part: {key: value for key, value in getattr(share, part).__dict__.items() if callable(value)}
+                   for part in parts}
     share.__dict__.clear()
     ShareCoordinator.__init__(share, broker.cluster)
     share.__dict__.update(wired)
-    share.store.__dict__.update(store_wired)
+    for part in parts:
+        getattr(share, part).__dict__.update(parts_wired[part])
     if share.aborted_entries is not None:
         share.aborted_entries = broker.node.txn_coordinator.aborted.entries
     if old_log is not None and broker.node._coordinator_log is not old_log:
-        for attrs in (share.__dict__, share.store.__dict__):
+        for attrs in (share.__dict__, share.store.__dict__, share.group_log.__dict__):
             for key, value in attrs.items():
                 if isinstance(value, types.MethodType) and value.__self__ is old_log:
                     attrs[key] = types.MethodType(value.__func__, broker.node.coordinator_log)
+    share.state_jobs.start(share.now_ms(), share.wake_at)  # armed, as the node's load arms a new one's
 
 
 def _arm_share_locks(share: ShareCoordinator) -> None:
     """A restored acquisition lock runs out on time on the broker clock (its expiry is kept, as the clock is put
-    back): a wake-up at each lock expiry (only acquired records have one), as each acquisition sets one. Wake-ups
+    back), and so do the state topic's jobs: a wake-up at each lock expiry and job time (only acquired records have one), as each acquisition sets one. Wake-ups
     set before the restore may still come: each ends only the locks due by then, which never wrongs the restored
     state."""
     if share.wake_at is None:
         return
     dues = {rec.lock_expiry_ms for sp in share.partitions.values() for rec in sp.records.values()
             if rec.lock_expiry_ms is not None}
+    jobs = share.state_jobs  # the prune and cold-snapshot jobs (state_jobs.py) at their restored times
+    dues.update(due for due in (jobs.next_prune_ms, jobs.next_cold_snapshot_ms) if due is not None)
     for due in sorted(dues):
         share.wake_at(due)
 

@@ -26,7 +26,7 @@ from mockbroker.state.log.batch_store import BatchStore, StoredBatches
 _ATOMS = (type(None), bool, int, float, str, bytes, complex, uuid.UUID)
 # Left out of a snapshot on purpose (mockbroker/snapshots.py): a log's append listeners are parked fetches';
 # the next producer id only moves forward (test_snapshots.py checks it apart).
-_NOT_STATE = {("PartitionLog", "_listeners"), ("Cluster", "_next_producer_id")}
+_NOT_STATE = {("PartitionLog", "_listeners"), ("Cluster", "_next_producer_id"), ("ShareCoordinator", "listeners")}
 
 
 def state_of(broker: MockBroker) -> dict[str, Any]:
