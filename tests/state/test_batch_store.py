@@ -158,9 +158,22 @@ def _mapping_of(view: memoryview) -> str:
 def test_chunks_are_private_anonymous_memory_not_shared_memory() -> None:
     # Shared anonymous memory is shmem on Linux: every first touch of a page costs several times more.
     store = BatchStore()
-    sizes = [batch_store.CHUNK_MAX // 2] * (batch_store.HUGE_AFTER // batch_store.CHUNK_MAX * 2 + 4)
+    sizes = [batch_store.CHUNK_MAX // 2, 100, batch_store.POPULATE_MIN + 1, batch_store.CHUNK_MAX + 10] * 3
     sent = _fill(store, sizes)
     assert [bytes(store.data(i)) for i in range(len(store))] == sent
     for view in store._views:
         perms = _mapping_of(view).split()[1]
         assert perms[3] == "p", perms
+
+
+def test_large_batches_are_right_whether_their_pages_are_populated_first_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Populating first (madvise MADV_POPULATE_WRITE), an advice the kernel refuses (it is then no longer
+    # asked), no advice at all: the same bytes come back, at unaligned positions and in an own-size chunk.
+    sizes = [100, batch_store.POPULATE_MIN, 5, batch_store.POPULATE_MIN * 3 + 7, batch_store.CHUNK_MAX + 10, 300]
+    for advice in (batch_store._POPULATE_WRITE, 987_654, None):
+        monkeypatch.setattr(batch_store, "_POPULATE_WRITE", advice)
+        store = BatchStore()
+        sent = _fill(store, sizes * 2)
+        assert [bytes(store.data(i)) for i in range(len(store))] == sent
+        if advice == 987_654:
+            assert batch_store._POPULATE_WRITE is None
