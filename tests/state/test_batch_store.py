@@ -5,9 +5,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import gc
-import mmap
 import os
-import struct
 
 import pytest
 
@@ -145,44 +143,27 @@ def test_an_adopted_chunk_is_served_without_a_copy_and_never_written() -> None:
     assert [bytes(v) for v in views] == [*sent, later]
 
 
-def _mapping_of(view: memoryview) -> tuple[str, str]:
-    """The /proc/self/smaps header line and VmFlags line of the mapping holding view's first byte."""
-    lines = _smaps_of(view)
-    return lines[0], next(line for line in lines if line.startswith("VmFlags:"))
-
-
-def _smaps_of(view: memoryview) -> list[str]:
-    """The /proc/self/smaps lines of the mapping holding view's first byte."""
+def _mapping_of(view: memoryview) -> str:
+    """The /proc/self/maps line of the mapping holding view's first byte."""
     address = ctypes.addressof(ctypes.c_char.from_buffer(view))
-    found: list[str] = []
-    with open("/proc/self/smaps") as smaps:
-        for line in smaps:
-            first = line.split()[0]
-            if "-" in first and ":" not in first:
-                if found:
-                    return found
-                lo, hi = (int(x, 16) for x in first.split("-"))
-                if lo <= address < hi:
-                    found = [line]
-            elif found:
-                found.append(line)
-    if found:
-        return found
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if lo <= address < hi:
+                return line
     raise AssertionError(f"no mapping holds {address:#x}")
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="reads Linux's /proc/self/smaps")
-def test_chunks_are_private_memory_and_ask_for_huge_pages_once_the_log_is_large() -> None:
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads Linux's /proc/self/maps")
+def test_chunks_are_private_anonymous_memory_not_shared_memory() -> None:
     # Shared anonymous memory is shmem on Linux: every first touch of a page costs several times more.
     store = BatchStore()
     sizes = [batch_store.CHUNK_MAX // 2, 100, batch_store.POPULATE_MIN + 1, batch_store.CHUNK_MAX + 10] * 3
     sent = _fill(store, sizes)
     assert [bytes(store.data(i)) for i in range(len(store))] == sent
-    assert store._starts[-1] >= batch_store.HUGE_AFTER > store._starts[1]
-    for start, view in zip(store._starts, store._views, strict=True):
-        header, flags = _mapping_of(view)
-        assert header.split()[1][3] == "p", header  # rw-p, not rw-s
-        assert ("hg" in flags.split()) == (start >= batch_store.HUGE_AFTER), (start, flags)
+    for view in store._views:
+        perms = _mapping_of(view).split()[1]
+        assert perms[3] == "p", perms
 
 
 def test_large_batches_are_right_whether_their_pages_are_populated_first_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -196,27 +177,3 @@ def test_large_batches_are_right_whether_their_pages_are_populated_first_or_not(
         assert [bytes(store.data(i)) for i in range(len(store))] == sent
         if advice == 987_654:
             assert batch_store._POPULATE_WRITE is None
-
-
-@pytest.mark.skipif(not os.path.exists("/proc/self/pagemap"), reason="reads Linux's /proc/self/pagemap")
-def test_a_chunk_left_for_the_next_one_gives_back_the_unused_end_of_its_last_huge_page() -> None:
-    store = BatchStore()
-    _fill(store, [batch_store.CHUNK_MAX] * 6)  # chunks of their own, past HUGE_AFTER; the next size is CHUNK_MAX
-    half = int(batch_store.CHUNK_MAX * 0.44)
-    sent = _fill(store, [half, half, half])  # two in one chunk (its last 2 MiB page 3/4 unused), one in the next
-    assert [bytes(store.data(i)) for i in range(len(store) - 3, len(store))] == sent
-    chunk = store._views[-2]
-    assert len(chunk) == batch_store.CHUNK_MAX and store._starts[-2] - store._starts[0] >= batch_store.HUGE_AFTER
-    assert _resident(chunk) <= 2 * half + 64 * 1024, _resident(chunk)
-    assert batch_store.RELEASE_MIN <= 64 * 1024
-
-
-def _resident(view: memoryview) -> int:
-    """Bytes of view's pages in memory (the present bit of /proc/self/pagemap, one 8-byte entry a page)."""
-    page = mmap.PAGESIZE
-    address = ctypes.addressof(ctypes.c_char.from_buffer(view))
-    assert address % page == 0
-    with open("/proc/self/pagemap", "rb") as pagemap:
-        pagemap.seek(address // page * 8)
-        entries = pagemap.read(-(-len(view) // page) * 8)
-    return page * sum(1 for (entry,) in struct.iter_unpack("<Q", entries) if entry >> 63)

@@ -56,16 +56,6 @@ _PRIVATE: int | None = (mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) if hasattr(mmap, 
 POPULATE_MIN = 64 * 1024
 _POPULATE_WRITE: int | None = getattr(mmap, "MADV_POPULATE_WRITE", 23 if sys.platform == "linux" else None)
 _PAGE = mmap.PAGESIZE
-# Once the chunks a log holds span HUGE_AFTER bytes, its new chunks ask for transparent huge pages (Linux, THP
-# in `madvise` or `always` mode): the kernel then gives them memory 2 MiB at a time, one allocation and one
-# memory cgroup charge per 2 MiB instead of per 4 KiB page. Resident but unused: up to 2 MiB past the log's last
-# byte (at most 1/8 of what it holds), and less than RELEASE_MIN at the end of each full chunk (a chunk left for
-# the next one gives the unused end of its last huge page back with MADV_DONTNEED). A small log never asks: its
-# memory stays as exact as its 4 KiB pages.
-HUGE_AFTER = 16 * 1024 * 1024
-RELEASE_MIN = 64 * 1024
-_MADV_HUGEPAGE: int | None = getattr(mmap, "MADV_HUGEPAGE", None)
-_MADV_DONTNEED: int | None = getattr(mmap, "MADV_DONTNEED", None)
 
 
 def stored_batch(view: memoryview) -> StoredBatch:
@@ -132,33 +122,17 @@ class BatchStore:
 
     def _open(self, size: int) -> memoryview:
         """Start a new chunk for a batch of `size` bytes: the next size, or one of its own when larger."""
-        self._leave_tail()
         capacity = self._next_size
         self._next_size = min(capacity * 2, CHUNK_MAX)
         if size > capacity:
             capacity = size  # a chunk of its own, written whole: no room left after it
         chunk = mmap.mmap(-1, capacity) if _PRIVATE is None else mmap.mmap(-1, capacity, flags=_PRIVATE)
-        if _MADV_HUGEPAGE is not None and self._huge():
-            chunk.madvise(_MADV_HUGEPAGE)
         view = memoryview(chunk)
         self._views.append(view)
         self._starts.append(self._end)
         self._end += capacity
         self._tail, self._tail_map, self._used = view, chunk, 0
         return view
-
-    def _leave_tail(self) -> None:
-        """The tail is left for a new chunk: give back the memory of its pages no batch uses (with huge pages,
-        the rest of its last 2 MiB page). No view covers them, and nothing writes there any more."""
-        tail_map = self._tail_map
-        if tail_map is not None and self._huge() and _MADV_DONTNEED is not None:
-            start = -(-self._used // _PAGE) * _PAGE
-            if len(tail_map) - start >= RELEASE_MIN:
-                tail_map.madvise(_MADV_DONTNEED, start, len(tail_map) - start)
-
-    def _huge(self) -> bool:
-        """Whether the chunks held span HUGE_AFTER bytes (past those dropped from the front)."""
-        return bool(self._starts) and self._end - self._starts[0] >= HUGE_AFTER
 
     def _populate(self, pos: int, size: int) -> None:
         """Fault in the tail's pages under [pos, pos + size) with one system call."""
@@ -186,7 +160,6 @@ class BatchStore:
             running.append(ts if ts > prev else prev)
             pos += size
         self._end += len(chunk)
-        self._leave_tail()
         self._tail, self._tail_map, self._used = None, None, 0
 
     # -- reads -------------------------------------------------------------------------------------
