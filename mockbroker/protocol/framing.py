@@ -12,12 +12,17 @@ allocated for the frame, so a hostile prefix costs nothing; a frame over 1 MiB g
 as its bytes arrive (a prefix promising 100 MiB that never sends them costs 32 KiB).
 
 Each frame is returned as its own bytearray (mutable: the broker stamps base offsets into the record
-batches of a Produce request in place, without another copy).
+batches of a Produce request in place, without another copy). A frame received whole into a buffer of its
+own (over 64 KiB, up to 1 MiB) may be received into the previous such frame's bytearray when nothing but the
+decoder holds it any more (no reference, no view: CPython's reference count says so) and its allocation fits,
+which saves allocating and zeroing a buffer per large Produce request; a frame still held anywhere is never
+reused. A connection that received such a frame keeps that one buffer (up to 1.125 MiB) while it is open.
 """
 
 from __future__ import annotations
 
 import struct
+import sys
 from collections import deque
 
 from .errors import DecodeError, FrameTooLarge
@@ -25,13 +30,15 @@ from .errors import DecodeError, FrameTooLarge
 DEFAULT_MAX_FRAME_SIZE = 100 * 1024 * 1024  # socket.request.max.bytes
 
 _SIZE = struct.Struct(">i")
+_REUSE = sys.implementation.name == "cpython"  # reference counts say who holds a buffer
 
 
 class FrameDecoder:
     """Frames out of a byte stream: small ones cut from a staging buffer, large ones received in place."""
 
     __slots__ = ("max_frame_size", "_stage", "_start", "_end", "_frame", "_filled", "_size", "_frames",
-                 "_queued", "_error")
+                 "_queued", "_error", "_spare",
+                 "_spare_cap")
 
     STAGE_SIZE = 64 * 1024  # size prefixes and frames up to this size are received here
     WHOLE_UP_TO = 1024 * 1024  # a frame up to this size gets its whole buffer at once (as Kafka's does)
@@ -48,6 +55,8 @@ class FrameDecoder:
         self._frames: deque[bytearray] = deque()  # whole frames not yet taken by next_frame()
         self._queued = 0  # bytes in _frames
         self._error: DecodeError | None = None  # a bad size prefix, raised by next_frame()
+        self._spare: bytearray | None = None  # the last frame received whole into its own buffer
+        self._spare_cap = 0  # the bytes allocated for _spare
 
     # -- receiving -----------------------------------------------------------------------------
     def get_buffer(self) -> memoryview:
@@ -119,8 +128,10 @@ class FrameDecoder:
                 self._start = pos + 4 + size
             elif size + 4 > len(stage):  # too large to stage: its own buffer, with what has arrived of it
                 have = self._end - pos - 4
-                first = size if size <= self.WHOLE_UP_TO else max(have, self.FIRST_CHUNK)
-                frame = bytearray(min(size, first))
+                if size <= self.WHOLE_UP_TO:
+                    frame = self._whole(size)
+                else:
+                    frame = bytearray(min(size, max(have, self.FIRST_CHUNK)))
                 frame[:have] = stage[pos + 4 : self._end]
                 self._frame, self._filled, self._size = frame, have, size
                 self._start = self._end = 0
@@ -131,6 +142,25 @@ class FrameDecoder:
                 return
         if self._start == self._end:
             self._start = self._end = 0
+
+    def _whole(self, size: int) -> bytearray:
+        """A bytearray of `size` bytes for a frame received whole: the spare one when only the decoder holds it
+        and its allocation fits `size` without a realloc (its old bytes are all overwritten by the frame's
+        before the frame is returned), else a new one with 1/8 of room to grow into (the next spare)."""
+        spare, cap = self._spare, self._spare_cap
+        if spare is not None and cap // 2 < size <= cap and sys.getrefcount(spare) == 3:  # _spare, spare, argument
+            have = len(spare)
+            if have > size:
+                del spare[size:]  # CPython keeps the allocation down to half of it
+            elif have < size:
+                spare.extend(bytes(size - have))  # within the allocation: no realloc
+            return spare
+        cap = size + size // 8
+        spare = bytearray(cap)
+        del spare[size:]
+        if _REUSE:
+            self._spare, self._spare_cap = spare, cap
+        return spare
 
     def _compact(self) -> None:
         if self._start:

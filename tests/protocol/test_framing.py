@@ -170,3 +170,41 @@ def test_a_frame_over_a_mebibyte_grows_its_buffer_as_bytes_arrive() -> None:
     assert decoder.get_buffer().nbytes == FrameDecoder.FIRST_CHUNK
     decoder.feed(bytes(FrameDecoder.FIRST_CHUNK))
     assert decoder.get_buffer().nbytes == 3 * FrameDecoder.FIRST_CHUNK  # grown fourfold, not to 8 MiB
+
+
+def test_a_large_frame_nothing_holds_any_more_is_reused_for_the_next_one() -> None:
+    decoder = FrameDecoder()
+    rng = random.Random(5)
+    first, smaller, larger = rng.randbytes(200_000), rng.randbytes(150_000), rng.randbytes(220_000)
+    decoder.feed(framed([first]))
+    frame = decoder.next_frame()
+    assert frame == first
+    address = id(frame)
+    del frame  # handled: nothing holds it
+    for payload in (smaller, larger):
+        stream = framed([payload])
+        tracemalloc.start()
+        try:
+            decoder.feed(stream)
+            frame = decoder.next_frame()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert frame == payload and id(frame) == address  # the same bytearray, every old byte overwritten
+        assert peak < 100_000  # no buffer of the frame's size (the larger grows within the first's allocation)
+        del frame
+
+
+@pytest.mark.parametrize("hold", ["frame", "view"])
+def test_a_large_frame_still_held_is_never_reused(hold: str) -> None:
+    decoder = FrameDecoder()
+    rng = random.Random(6)
+    first, second = rng.randbytes(200_000), rng.randbytes(200_000)
+    decoder.feed(framed([first]))
+    frame = decoder.next_frame()
+    assert frame is not None
+    held: object = frame if hold == "frame" else memoryview(frame)[1000:2000]  # e.g. a stored batch's view
+    del frame
+    decoder.feed(framed([second]))
+    assert decoder.next_frame() == second
+    assert bytes(held) == (first if hold == "frame" else first[1000:2000])  # untouched by the next frame

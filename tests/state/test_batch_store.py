@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import copy
+import ctypes
 import gc
+import os
+
+import pytest
 
 from mockbroker.protocol.records.batch import RecordBatch
 from mockbroker.protocol.records.builder import RecordInput, build_batch
@@ -137,3 +141,39 @@ def test_an_adopted_chunk_is_served_without_a_copy_and_never_written() -> None:
     assert bytes(store.data(4)) == later and store.data(4).obj is not segment
     views, _ = store.read(0, 5, 1 << 20, False)
     assert [bytes(v) for v in views] == [*sent, later]
+
+
+def _mapping_of(view: memoryview) -> str:
+    """The /proc/self/maps line of the mapping holding view's first byte."""
+    address = ctypes.addressof(ctypes.c_char.from_buffer(view))
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if lo <= address < hi:
+                return line
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads Linux's /proc/self/maps")
+def test_chunks_are_private_anonymous_memory_not_shared_memory() -> None:
+    # Shared anonymous memory is shmem on Linux: every first touch of a page costs several times more.
+    store = BatchStore()
+    sizes = [batch_store.CHUNK_MAX // 2, 100, batch_store.POPULATE_MIN + 1, batch_store.CHUNK_MAX + 10] * 3
+    sent = _fill(store, sizes)
+    assert [bytes(store.data(i)) for i in range(len(store))] == sent
+    for view in store._views:
+        perms = _mapping_of(view).split()[1]
+        assert perms[3] == "p", perms
+
+
+def test_large_batches_are_right_whether_their_pages_are_populated_first_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Populating first (madvise MADV_POPULATE_WRITE), an advice the kernel refuses (it is then no longer
+    # asked), no advice at all: the same bytes come back, at unaligned positions and in an own-size chunk.
+    sizes = [100, batch_store.POPULATE_MIN, 5, batch_store.POPULATE_MIN * 3 + 7, batch_store.CHUNK_MAX + 10, 300]
+    for advice in (batch_store._POPULATE_WRITE, 987_654, None):
+        monkeypatch.setattr(batch_store, "_POPULATE_WRITE", advice)
+        store = BatchStore()
+        sent = _fill(store, sizes * 2)
+        assert [bytes(store.data(i)) for i in range(len(store))] == sent
+        if advice == 987_654:
+            assert batch_store._POPULATE_WRITE is None
