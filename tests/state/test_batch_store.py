@@ -129,6 +129,35 @@ def test_the_time_index_after_a_front_drop_forgets_the_dropped_maximum() -> None
     assert list(store.max_ts_running) == [T0 + 30, T0 + 1000]
 
 
+def test_the_time_index_after_front_drops_matches_the_running_maximum_recomputed() -> None:
+    import random
+
+    rng = random.Random(37)
+    for case in range(200):
+        store = BatchStore()
+        stamps = [rng.choice([rng.randrange(0, 50), 7, 7, 7]) for _ in range(rng.randrange(1, 40))]  # runs of equals
+        for base, ts in enumerate(stamps):
+            store.append(_batch(base, b"v", T0 + ts), base, T0 + ts)
+        left = list(stamps)
+        while left:
+            count = rng.randrange(1, len(left) + 1)
+            store.drop_front(count)
+            left = left[count:]
+            expected = [T0 + max(left[: i + 1]) for i in range(len(left))]
+            assert list(store.max_ts_running) == expected, (case, stamps, count)
+
+
+def test_a_front_drop_with_equal_timestamps_does_not_recompute_the_time_index() -> None:
+    store = BatchStore()
+    for base in range(1000):
+        store.append(_batch(base, b"v"), base, T0)
+    read = []
+    real = store.max_timestamp
+    store.max_timestamp = lambda i: read.append(i) or real(i)  # type: ignore[method-assign]
+    store.drop_front(10)
+    assert list(store.max_ts_running) == [T0] * 990 and len(read) <= 1  # one entry read, not the 990 kept
+
+
 def test_an_adopted_chunk_is_served_without_a_copy_and_never_written() -> None:
     store = BatchStore()
     sent = [_batch(base, b"r" * (10 * base + 1), T0 + base) for base in range(4)]

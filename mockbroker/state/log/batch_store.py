@@ -236,10 +236,15 @@ class BatchStore:
         same_from = bisect.bisect_right(old, old[count - 1], count)
         del self.positions[:count]
         del self.base_offsets[:count]
+        # And once a recomputed entry equals the old one, every later one does too (both go on as the max of the
+        # same timestamps): with equal timestamps, that is at once, not at the end of the log.
         running = -1
         ts = array("q")
         for i in range(same_from - count):
             running = max(running, self.max_timestamp(i))
+            if running == old[count + i]:
+                same_from = count + i
+                break
             ts.append(running)
         self.max_ts_running = ts + old[same_from:]
         self._release()
