@@ -62,6 +62,18 @@ def binding_from(principal: str, op: str, *, topic: str | None = None, group: st
     return binding
 
 
+def bindings_from(principal: str, operations: str | list[str], *, topic: str | None = None,
+                  group: str | None = None, transactional_id: str | None = None, cluster: bool = False,
+                  resource_type_name: str | None = None, name: str | None = None, pattern: str = "LITERAL",
+                  allow: str = "ALLOW", host: str = "*") -> list[AclBinding]:
+    """One checked binding per operation (a name or a list of names) for principal on one resource: what
+    add_acl adds, here and on a remote cluster (mockbroker/remote/access.py)."""
+    ops = [operations] if isinstance(operations, str) else list(operations)
+    return [binding_from(principal, op, topic=topic, group=group, transactional_id=transactional_id, cluster=cluster,
+                         resource_type_name=resource_type_name, name=name, pattern=pattern, allow=allow, host=host)
+            for op in ops]
+
+
 class AclAdmin:
     """broker.add_acl / remove_acls / acls, on the authorizer of the broker's security."""
 
@@ -81,10 +93,9 @@ class AclAdmin:
                 resource_type: str | None = None, name: str | None = None, pattern: str = "LITERAL",
                 permission: str = "ALLOW", host: str = "*") -> list[AclBinding]:
         """Add ACL bindings (one per operation) for principal ("User:alice", "User:*") on one resource."""
-        ops = [operation] if isinstance(operation, str) else list(operation)
-        bindings = [binding_from(principal, op, topic=topic, group=group, transactional_id=transactional_id,
+        bindings = bindings_from(principal, operation, topic=topic, group=group, transactional_id=transactional_id,
                                  cluster=cluster, resource_type_name=resource_type, name=name, pattern=pattern,
-                                 allow=permission, host=host) for op in ops]
+                                 allow=permission, host=host)
         authorizer = self._authorizer()
 
         def add() -> None:

@@ -11,8 +11,11 @@ any Produce version. On encode a missing key takes its default; keys the version
 ignored when some version of the struct has them (one Msg built for every version: throttle_time_ms at
 v0), and refused when none has (a misspelling, another message's field): EncodeError naming the key, the
 struct's path (ProduceResponse.responses[].partition_responses[]), the API and the version, never a frame
-with the field left at its default. Unknown tagged fields are kept under the key `_unknown_tags` as (tag, bytes) pairs and written
-back on encode.
+with the field left at its default. None in a field that is not nullable at the version encoded (records,
+bytes, string, array, struct, int) is refused the same way, EncodeError naming the field's path, the message
+and the version, as Kafka's generated serializers refuse it; a tagged field is the exception: None there
+stands for its default (left off the wire). Unknown tagged fields are kept under the key `_unknown_tags`
+as (tag, bytes) pairs and written back on encode.
 
 Type mapping: intN/uintN -> int, float64 -> float, bool -> bool, string -> str (None when null),
 bytes -> bytes, uuid -> uuid.UUID (the zero UUID for null/default), records -> memoryview over the
@@ -115,7 +118,7 @@ def _primitive_read(ftype: str, compact: bool, nullable: bool) -> ReadFn:
             return _read_bytes_copy(Reader.compact_nullable_bytes if nullable else Reader.compact_bytes)
         return _read_bytes_copy(Reader.nullable_bytes if nullable else Reader.bytes_)
     if ftype == "records":
-        # Records are nullable on the wire in every schema; keep them as a view (no copy).
+        # Read as nullable whatever the schema says (lenient on decode); kept as a view (no copy).
         return Reader.compact_nullable_bytes if compact else Reader.nullable_bytes
     raise AssertionError(f"unknown primitive {ftype}")
 
@@ -126,9 +129,11 @@ def _write_string(compact: bool, nullable: bool) -> WriteFn:
     return Writer.nullable_string if nullable else Writer.string
 
 
-def _write_records(compact: bool) -> WriteFn:
+def _write_records(compact: bool, nullable: bool) -> WriteFn:
     def write(w: Writer, v: Any) -> None:
         if v is None:
+            if not nullable:
+                raise ValueError("null records in a non-nullable field")
             if compact:
                 w.uvarint(0)
             else:
@@ -160,7 +165,7 @@ def _primitive_write(ftype: str, compact: bool, nullable: bool) -> WriteFn:
             return Writer.compact_nullable_bytes if nullable else Writer.compact_bytes
         return Writer.nullable_bytes if nullable else Writer.bytes_
     if ftype == "records":
-        return _write_records(compact)
+        return _write_records(compact, nullable)
     raise AssertionError(f"unknown primitive {ftype}")
 
 
@@ -180,13 +185,12 @@ def _array_write(elem: WriteFn, compact: bool, nullable: bool) -> WriteFn:
     def write(w: Writer, v: Any) -> None:
         if v is None:
             if not nullable:
-                v = []
+                raise ValueError("null array in a non-nullable field")
+            if compact:
+                w.uvarint(0)
             else:
-                if compact:
-                    w.uvarint(0)
-                else:
-                    w.int32(-1)
-                return
+                w.int32(-1)
+            return
         if compact:
             w.uvarint(len(v) + 1)
         else:
@@ -300,7 +304,7 @@ class StructCodec:
         self.decode, decode_source = compile_decode(self.regular, self.tagged, self.absent, flexible, Msg,
                                                     self._decode_tagged)
         self.encode, encode_source = compile_encode(self.regular, flexible, bool(self.tagged), self._encode_tagged,
-                                                    self.known, self._refuse)
+                                                    self.known, self._refuse, path, where)
         self._sources = (decode_source, encode_source)
 
     def source(self) -> str:
@@ -397,13 +401,21 @@ def _struct_read(codec: StructCodec, nullable: bool) -> ReadFn:
 
 
 def _struct_write(codec: StructCodec, nullable: bool) -> WriteFn:
-    def write(w: Writer, v: Any) -> None:
-        if nullable:
+    encode = codec.encode
+    if not nullable:
+        def write_present(w: Writer, v: Any) -> None:
             if v is None:
-                w.int8(-1)
-                return
-            w.int8(1)
-        codec.encode(w, Msg() if v is None else v)
+                raise ValueError("null struct in a non-nullable field")
+            encode(w, v)
+
+        return write_present
+
+    def write(w: Writer, v: Any) -> None:
+        if v is None:
+            w.int8(-1)
+            return
+        w.int8(1)
+        encode(w, v)
 
     return write
 

@@ -7,7 +7,10 @@ uintN, float64, bool) are read with one struct.unpack_from and written with one 
 
 Behaviour is the field-by-field codec's, including its errors: when the bytes left cannot hold a fixed
 group, or a value of the group cannot be packed, the group falls back to its fields' own read and write
-functions, which raise the error naming the field. An encode first checks, in one C-level pass
+functions, which raise the error naming the field. None in a field that is not nullable at the version
+encoded (a string, bytes, records, array or struct, as an int) is an EncodeError naming the message, the
+field and the version, as Kafka's generated serializers refuse it; the writers raise on None, and only
+the failure path looks at why. An encode first checks, in one C-level pass
 (frozenset.issuperset), that the mapping holds no key outside the struct's known names. Tagged fields go through the codec's general
 functions unless a flexible struct has none on the wire (the one byte 0), the usual case.
 
@@ -17,10 +20,14 @@ The generated source of a struct can be read with `StructCodec.source()`, for de
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from .errors import EncodeError
+
+# What a missing non-nullable struct field encodes as: every field at its default (an empty mapping, read only).
+ALL_DEFAULTS: Mapping[str, Any] = MappingProxyType({})
 
 # Struct format characters of the fixed-size types that can be read and written together.
 FORMATS = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "uint32": "I",
@@ -125,25 +132,39 @@ def compile_decode(regular: Sequence[Field], tagged: Sequence[Field], absent: Se
     return s.build("decode")
 
 
-def write_field(w: Any, write: Callable[[Any, Any], None], name: str, v: Any) -> None:
+def field_error(label: str, v: Any, exc: Exception) -> EncodeError:
+    """The EncodeError of a field whose value did not encode; label: 'Struct.path.field' (Message vN, API key K).
+    None in a field not nullable at this version is refused as Kafka's generated serializers refuse it."""
+    if v is None:
+        return EncodeError(f"field {label} is not nullable at this version: None given")
+    return EncodeError(f"cannot encode field {label} value {v!r:.200}: {exc}")
+
+
+def write_field(w: Any, write: Callable[[Any, Any], None], label: str, v: Any) -> None:
     """One field's write, its failure an EncodeError naming the field."""
     try:
         write(w, v)
     except EncodeError:
         raise
     except Exception as exc:  # TypeError, ValueError, OverflowError, struct.error, ...
-        raise EncodeError(f"cannot encode field {name!r} value {v!r}: {exc}") from None
+        raise field_error(label, v, exc) from None
 
 
 def compile_encode(regular: Sequence[Field], flexible: bool, has_tagged: bool,
                    encode_tagged: Callable[[Any, Any], None], known: frozenset[str] | None = None,
-                   refuse: Callable[[Any], None] | None = None) -> tuple[Callable[..., None], str]:
-    """encode(writer, mapping): the regular fields in order (a missing key takes its default), then, in a
-    flexible struct, the tagged fields (encode_tagged(writer, mapping.get)), or the one byte 0 when the
-    struct has none and the mapping carries no unknown ones. With known and refuse: a mapping holding a key
-    outside known goes to refuse(mapping) (which raises) before anything is written."""
+                   refuse: Callable[[Any], None] | None = None, path: str = "struct",
+                   where: str = "") -> tuple[Callable[..., None], str]:
+    """encode(writer, mapping): the regular fields in order (a missing key takes its default, a missing
+    non-nullable struct all its defaults), then, in a flexible struct, the tagged fields
+    (encode_tagged(writer, mapping.get)), or the one byte 0 when the struct has none and the mapping carries
+    no unknown ones. With known and refuse: a mapping holding a key outside known goes to refuse(mapping)
+    (which raises) before anything is written. A field that does not encode (None where the field is not
+    nullable, a wrong type, a number out of range) raises EncodeError naming path.field and where (the
+    message and version); the writers raise on None, so the check costs nothing on the way that succeeds."""
     s = _Source()
     wf = s.ref("wf", write_field)
+    fe = s.ref("fe", field_error)
+    suffix = f" ({where})" if where else ""
     s.add(0, "def encode(w, m):")
     s.add(1, "get = m.get")
     if known is not None and refuse is not None:
@@ -153,14 +174,14 @@ def compile_encode(regular: Sequence[Field], flexible: bool, has_tagged: bool,
     for group in _groups(regular):
         if len(group) == 1:
             f = group[0]
-            s.add(1, f"v = get({f.name!r}, {s.ref('d', f.default)})")
+            default = ALL_DEFAULTS if f.struct is not None else f.default
+            s.add(1, f"v = get({f.name!r}, {s.ref('d', default)})")
             s.add(1, "try:")
             s.add(2, f"{s.ref('wr', f.write)}(w, v)")
             s.add(1, f"except {s.ref('E', EncodeError)}:")
             s.add(2, "raise")
             s.add(1, "except Exception as exc:")
-            name = s.ref("n", f.name)
-            s.add(2, f"raise {s.ref('E', EncodeError)}(f'cannot encode field {{{name}!r}} value {{v!r}}: {{exc}}') from None")
+            s.add(2, f"raise {fe}({s.ref('n', f'{path}.{f.name}{suffix}')}, v, exc) from None")
             continue
         fmt = struct.Struct(">" + "".join(str(f.fmt) for f in group))
         values = [f"v{i}" for i in range(len(group))]
@@ -170,7 +191,7 @@ def compile_encode(regular: Sequence[Field], flexible: bool, has_tagged: bool,
         s.add(2, f"packed = {s.ref('p', fmt.pack)}({', '.join(values)})")
         s.add(1, "except Exception:  # a value that does not pack: field by field, so the error names it")
         for value, f in zip(values, group, strict=True):
-            s.add(2, f"{wf}(w, {s.ref('wr', f.write)}, {f.name!r}, {value})")
+            s.add(2, f"{wf}(w, {s.ref('wr', f.write)}, {s.ref('n', f'{path}.{f.name}{suffix}')}, {value})")
         s.add(1, "else:")
         s.add(2, "w._buf += packed")
     if flexible:

@@ -2,7 +2,7 @@
 `remove_user` (the embedded broker's calls of the same names and arguments: mockbroker/acl_api.py, server.py).
 
 - ACLs: CreateAcls, DeleteAcls and DescribeAcls (v1-3), sent to any node (Kafka's brokers forward them to the
-  controller). The bindings are built and checked as the embedded broker builds them (acl_api.binding_from /
+  controller). The bindings are built and checked as the embedded broker builds them (acl_api.bindings_from /
   filter_from); an error in an answer raises KafkaError with Kafka's code (SECURITY_DISABLED on a cluster
   without an authorizer, CLUSTER_AUTHORIZATION_FAILED for a login without ALTER on the cluster).
 - Users: AlterUserScramCredentials (v0), one mechanism a request (Kafka refuses a user named twice in one
@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 
-from mockbroker.acl_api import binding_from, filter_from
+from mockbroker.acl_api import bindings_from, filter_from
 from mockbroker.protocol.api_keys import ApiKey
 from mockbroker.protocol.errors import ErrorCode
 from mockbroker.remote.client import ClusterClient, check
@@ -77,10 +77,9 @@ class RemoteAccess:
                 resource_type: str | None = None, name: str | None = None, pattern: str = "LITERAL",
                 permission: str = "ALLOW", host: str = "*") -> list[AclBinding]:
         """CreateAcls: one binding per operation, as MockBroker.add_acl; the bindings, under the test's names."""
-        ops = [operation] if isinstance(operation, str) else list(operation)
-        bindings = [binding_from(principal, op, topic=topic, group=group, transactional_id=transactional_id,
+        bindings = bindings_from(principal, operation, topic=topic, group=group, transactional_id=transactional_id,
                                  cluster=cluster, resource_type_name=resource_type, name=name, pattern=pattern,
-                                 allow=permission, host=host) for op in ops]
+                                 allow=permission, host=host)
         real = [_mapped(b, self._to_real) for b in bindings]
         answer = self._client.any().request(ApiKey.CREATE_ACLS, {"creations": [
             {"resource_type": int(b.resource_type), "resource_name": b.resource_name,

@@ -105,6 +105,19 @@ def test_the_share_model_uses_the_group_configs(client: RawClient, mockbroker: M
     assert part["start_offset"] == 2 and part["records"] == []  # archived at the limit of 2
 
 
+@pytest.mark.mockbroker(config={"group.share.heartbeat.interval.ms": "7000",
+                                "group.share.record.lock.duration.ms": "40000"})
+def test_a_group_config_overrides_the_broker_setting_for_its_group_only(
+        client: RawClient, topic_id: uuid.UUID) -> None:  # noqa: F811
+    assert incremental(client, GROUP, "sg", [("share.heartbeat.interval.ms", SET, "6000"),
+                                              ("share.record.lock.duration.ms", SET, "20000")]).error_code == 0
+    assert heartbeat(client, "a", 0, ["q"]).heartbeat_interval_ms == 6000
+    assert share_fetch(client, topic_id, "a", 0).acquisition_lock_timeout_ms == 20000
+    assert heartbeat(client, "b", 0, ["q"], group="other").heartbeat_interval_ms == 7000  # no group config: broker's
+    assert incremental(client, GROUP, "sg", [("share.heartbeat.interval.ms", DELETE, None)]).error_code == 0
+    assert heartbeat(client, "a", 1, ["q"]).heartbeat_interval_ms == 7000  # deleted: the broker's again
+
+
 # -- AlterShareGroupOffsets (91), DeleteShareGroupOffsets (92) ---------------------------------------
 
 ALTER_OFFSETS, DELETE_OFFSETS, DESCRIBE_OFFSETS = 91, 92, 90

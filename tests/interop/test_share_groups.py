@@ -25,10 +25,12 @@ EARLIEST = {"share.auto.offset.reset": "earliest"}
 Delivery = tuple[str, int, int, int]  # member, partition, offset, delivery count
 
 
-def produce(broker: MockBroker, count: int, partitions: int) -> None:
-    p = Producer({"bootstrap.servers": broker.bootstrap_servers})
+def produce(broker: MockBroker | str, count: int, partitions: int, topic: str = TOPIC) -> None:
+    """count records v0, v1... round-robin over the partitions; broker: a MockBroker or a bootstrap string."""
+    bootstrap = broker if isinstance(broker, str) else broker.bootstrap_servers
+    p = Producer({"bootstrap.servers": bootstrap})
     for i in range(count):
-        p.produce(TOPIC, value=f"v{i}".encode(), partition=i % partitions)
+        p.produce(topic, value=f"v{i}".encode(), partition=i % partitions)
     assert p.flush(30) == 0
 
 

@@ -5,13 +5,11 @@ share groups to confluent-kafka's ShareConsumer and Java's KafkaShareConsumer as
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 import pytest
-from confluent_kafka import Producer, ShareConsumer
+from confluent_kafka import ShareConsumer
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -23,21 +21,11 @@ from confluent_kafka.admin import (
 
 from mockbroker.server import MockBroker
 from tests.interop.clients import of_type, run_java
+from tests.interop.test_share_groups import produce, wait_for
 
 pytestmark = pytest.mark.interop
 
 Delivery = tuple[int, int, int]  # partition, offset, delivery count
-
-
-def wait_for(what: Callable[[], Any], step: Callable[[], None], timeout: float = 60.0) -> Any:
-    """Call step() until what() is true (a generous bound; no timing asserted)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = what()
-        if result:
-            return result
-        step()
-    raise AssertionError(f"not reached in {timeout}s")
 
 
 def share_consumer(bootstrap: str, group: str, topic: str, explicit: bool = False) -> ShareConsumer:
@@ -53,13 +41,6 @@ def poll_into(consumer: ShareConsumer, deliveries: list[Delivery]) -> None:
         deliveries.append((m.partition(), m.offset(), m.delivery_count()))
 
 
-def produce(bootstrap: str, topic: str, count: int, partitions: int) -> None:
-    p = Producer({"bootstrap.servers": bootstrap})
-    for i in range(count):
-        p.produce(topic, value=f"v{i}".encode(), partition=i % partitions)
-    assert p.flush(30) == 0
-
-
 def test_a_member_that_leaves_hands_its_acquired_records_to_the_others(
         mockbroker_factory: Callable[..., MockBroker]) -> None:
     # Locks of an hour: the records can only come back through the leave, never through a lock timeout.
@@ -67,12 +48,12 @@ def test_a_member_that_leaves_hands_its_acquired_records_to_the_others(
                                         "group.share.max.record.lock.duration.ms": 3_600_000,
                                         "group.share.record.lock.duration.ms": 3_600_000})
     broker.create_topic("handed", 1)
-    produce(broker.bootstrap_servers, "handed", 3, 1)
+    produce(broker, 3, 1, topic="handed")
     holder = share_consumer(broker.bootstrap_servers, "sg-leave", "handed", explicit=True)
     held: list[Delivery] = []
     closed = False
     try:
-        wait_for(lambda: held, lambda: poll_into(holder, held))  # polled once: its records stay acquired
+        wait_for(lambda: held, lambda: poll_into(holder, held), timeout=60.0)  # polled once: its records stay acquired
         records = broker.share_groups()["sg-leave"]["partitions"]["handed-0"]["records"]
         assert [(r["state"], r["delivery_count"]) for r in records] == [("ACQUIRED", 1)] * 3
         holder.close()  # leaves the group without acknowledging
@@ -80,7 +61,7 @@ def test_a_member_that_leaves_hands_its_acquired_records_to_the_others(
         other = share_consumer(broker.bootstrap_servers, "sg-leave", "handed")
         later: list[Delivery] = []
         try:
-            wait_for(lambda: len(later) >= 3, lambda: poll_into(other, later))  # no clock moved: no lock expired
+            wait_for(lambda: len(later) >= 3, lambda: poll_into(other, later), timeout=60.0)  # no clock moved: no lock expired
         finally:
             other.close()
     finally:
@@ -99,7 +80,7 @@ def a_topic_and_group_on_the_command(bootstrap: str, records: int) -> tuple[str,
         ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
     for future in admin.incremental_alter_configs([resource]).values():
         future.result(30)
-    produce(bootstrap, topic, records, 2)
+    produce(bootstrap, records, 2, topic=topic)
     return topic, group
 
 
@@ -111,7 +92,7 @@ def test_the_command_serves_share_groups_each_record_once(cli_broker: str) -> No
         def poll_each() -> None:
             for member in members:
                 poll_into(member, deliveries)
-        wait_for(lambda: len(deliveries) >= 20, poll_each)
+        wait_for(lambda: len(deliveries) >= 20, poll_each, timeout=60.0)
         for _ in range(3):  # a few more rounds: nothing is delivered twice
             poll_each()
     finally:

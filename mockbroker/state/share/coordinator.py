@@ -50,8 +50,7 @@ from mockbroker.protocol.share_group_records import (
     decode_value,
 )
 from mockbroker.state.share.group import ShareGroup, ShareMember
-from mockbroker.state.share.group_configs import DEFS as GROUP_CONFIG_DEFS
-from mockbroker.state.share.group_configs import GroupConfigs
+from mockbroker.state.share.group_configs import BY_BROKER_SETTING, GroupConfigs
 from mockbroker.state.share.group_log import Initialized, LoadedShareState, ShareGroupLog
 from mockbroker.state.share.partition import AcquiredRange, RecordState, SharePartition
 from mockbroker.state.share.persisted import ShareStateStore, StateKey
@@ -120,9 +119,9 @@ class ShareCoordinator:
         that name, else Kafka's default."""
         if name in self.overrides:
             return str(self.overrides[name])
-        if group_id is not None:
-            own = next((self.group_configs.effective(group_id, d.name) for d in GROUP_CONFIG_DEFS.values()
-                        if d.broker == name), None)
+        group_config = BY_BROKER_SETTING.get(name)
+        if group_id is not None and group_config is not None:
+            own = self.group_configs.effective(group_id, group_config)
             if own is not None:
                 return own
         raw = self.cluster.config.unknown.get(name)

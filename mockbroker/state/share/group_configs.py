@@ -13,8 +13,9 @@ keeps them, and the share-group settings they give each share group.
   group.share.min/max.partition.max.record.locks (100..10000), and the session timeout above the heartbeat
   interval; INVALID_CONFIG with Kafka's messages ("k must be greater than or equal to b").
 - `effective(group, name)`: the group's value where set, else None (the coordinator then reads the broker's
-  setting). DescribeConfigs shows every group config: GROUP_CONFIG where the group sets it, else
-  DEFAULT_CONFIG with the broker's value (its `group.share.*` setting) or Kafka's default.
+  setting; BY_BROKER_SETTING names the group config that overrides a broker setting). DescribeConfigs shows
+  every group config: GROUP_CONFIG where the group sets it, else DEFAULT_CONFIG with the broker's value (its
+  `group.share.*` setting) or Kafka's default.
 Simpler than Kafka: the consumer.* and streams.* group configs are stored and shown but only parsed, not
 checked against their broker bounds, and nothing here reads them.
 """
@@ -76,6 +77,10 @@ DEFS: dict[str, GroupConfigDef] = {d.name: d for d in (
     _d("streams.num.standby.replicas", "0", 0),
     _d("streams.initial.rebalance.delay.ms", "3000", 0),
 )}
+
+# The group config that overrides each broker setting, for a group that sets it (share.record.lock.duration.ms
+# for group.share.record.lock.duration.ms, ...).
+BY_BROKER_SETTING: dict[str, str] = {d.broker: d.name for d in DEFS.values() if d.broker is not None}
 
 # Kafka's defaults of the broker-wide bounds (GroupCoordinatorConfig, ShareGroupConfig).
 BOUND_DEFAULTS: dict[str, int] = {
