@@ -63,6 +63,7 @@ from mockbroker.state.client_metrics import TELEMETRY_APIS, TELEMETRY_ENABLE
 from mockbroker.state.cluster import leadership, reassignments
 from mockbroker.state.cluster.appender import Appender
 from mockbroker.state.cluster.cluster import Cluster, Listener, Topic
+from mockbroker.state.cluster.internal_topics import OFFSETS_TOPIC, SHARE_STATE_TOPIC
 from mockbroker.state.configs import BrokerConfig
 from mockbroker.state.fetch_sessions import FetchSessionCache
 from mockbroker.state.groups.common import GroupSummary
@@ -192,6 +193,8 @@ class MockBroker:
                                         aborted_index=lambda: self.node.txn_coordinator.aborted, security=self.security)
             load_coordinators(self.cluster, lambda: self.node.group_coordinator, self.node.txn_coordinator,
                               log.warning)
+            if any(self.cluster.topic(t) is not None for t in (OFFSETS_TOPIC, SHARE_STATE_TOPIC)):
+                self.node.share_coordinator  # noqa: B018 (made on first use, which loads share groups: now, as Kafka)
         create_start_topics(self.cluster, settings.topics)
         write_ca(self.security, settings.ssl_ca_out)  # TLS material made now: bad key material fails here, not at start
         self.faults = Faults(self.cluster.random)

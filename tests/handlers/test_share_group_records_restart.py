@@ -105,3 +105,21 @@ def test_a_share_group_comes_back_with_its_epochs_after_a_restart(tmp_path: Path
         assert listed(client) == []
         assert describe(client).error_code == GROUP_ID_NOT_FOUND
         client.close()
+
+
+def test_after_a_restart_a_share_groups_id_is_refused_by_the_group_apis_before_any_share_request(
+        tmp_path: Path) -> None:
+    from tests.handlers.test_share_group_ids import join
+
+    with MockBroker(data_dir=tmp_path).run_in_thread() as b1:
+        b1.create_topic("q", 1)
+        client = RawClient(b1.host, b1.port)
+        assert heartbeat(client, "a", 0, ["q"]).error_code == 0
+        assert heartbeat(client, "a", -1).error_code == 0
+        client.close()
+    with MockBroker(data_dir=tmp_path).run_in_thread() as b2:
+        client = RawClient(b2.host, b2.port)
+        # The first request names the share group's id: the share groups were loaded at start, as Kafka loads them.
+        joined = join(client, "sg")
+        assert (joined.error_code, joined.member_id) == (23, "")  # INCONSISTENT_GROUP_PROTOCOL, as before the restart
+        client.close()
