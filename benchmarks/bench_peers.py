@@ -20,6 +20,8 @@ Rows (the performance issue's table, plus 1 KiB records, 8 partitions and 3 conc
 - produce N records of 100 B / 1 KiB / 10 KiB into 1 partition: linger.ms 5, acks=all, no compression;
 - produce 1 KiB records round robin into 8 partitions, by one producer and by 3 producers at once;
 - consume 10 KiB records from 1 and from 8 partitions (assign at offset 0, until all are read);
+- the broker's CPU time per MB of each 1-partition produce row (from /proc: it counts what the broker spends,
+  whatever else runs on the machine, so it compares brokers fairly on a busy machine too);
 - produce latency: 100 B, linger.ms 0, acks=all, one record in flight: p50 and p99 over 2,000;
 - start-up: `python -m mockbroker` from spawn to its listening line (mockbroker only).
 
@@ -154,6 +156,23 @@ def longest_collection(target: Target) -> dict[str, float] | None:
     return None
 
 
+def process_cpu_s(pid: int | None) -> float | None:
+    """CPU seconds every thread of a process has run so far, to the nanosecond (the sum of each thread's
+    /proc/<pid>/task/<tid>/schedstat; Linux), None elsewhere. Threads that ended before the call are not
+    counted: the brokers here keep theirs for their whole life."""
+    if pid is None:
+        return None
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total / 1e9
+
+
 BROKERS: dict[str, Callable[[], contextlib.AbstractContextManager[Target]]] = {
     "mockbroker": mb_probed,
     "rdk mock": rdk_process,
@@ -210,6 +229,8 @@ class Plan:
         if "produce" in self.only:
             rows += [(f"produce {s} 1p", f"produce {label}, 1 partition, MB/s", s)
                      for s, label in ((100, "100 B"), (KiB, "1 KiB"), (10 * KiB, "10 KiB"))]
+            rows += [(f"cpu {s} 1p", f"  broker CPU per MB of it (produce {label}), ms", 0)
+                     for s, label in ((100, "100 B"), (KiB, "1 KiB"), (10 * KiB, "10 KiB"))]
             rows += [("produce 1024 8p", "produce 1 KiB, 8 partitions, MB/s", KiB),
                      ("produce 1024 8p x3", "produce 1 KiB, 8 partitions, 3 producers, MB/s", KiB)]
         if "consume" in self.only:
@@ -253,8 +274,12 @@ def one_round(target: Target, plan: Plan) -> dict[str, float]:
     for size in (100, KiB, 10 * KiB):
         n = plan.counts[size]
         topic = f"p{size}-{tag}"
+        cpu_before = process_cpu_s(target.pid)
         stored = "produce" in plan.only and measure(f"produce {size} 1p", size, n,
                                                     lambda t=topic, s=size, n=n: produce_all(bs, t, s, n, 1, PRODUCE))
+        cpu_after = process_cpu_s(target.pid)
+        if stored and cpu_before is not None and cpu_after is not None:
+            out[f"cpu {size} 1p"] = (cpu_after - cpu_before) * 1000 / (size * n / 1e6)
         if size == 10 * KiB and "consume" in plan.only and keeps_all:
             if not stored:  # consume-only runs still need the records
                 stored = measure("_fill", size, n, lambda t=topic, n=n: produce_all(bs, t, 10 * KiB, n, 1, PRODUCE))
