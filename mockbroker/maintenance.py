@@ -147,6 +147,11 @@ class LogMaintenance:
             return [(t, p) for p in t.partitions]
         return [(t, p) for t in list(self.cluster.topics.values()) for p in t.partitions]
 
+    def _compacted_partitions(self) -> list[tuple[Topic, Partition]]:
+        """The partitions of compacted topics (a topic's policy looked at once, not per partition: a cleaner pass
+        over 10^4 partitions of topics that are not compacted costs a look at each topic)."""
+        return [(t, p) for t in list(self.cluster.topics.values()) if t.config.compacted for p in t.partitions]
+
     def cleanup_logs(self) -> int:
         """LogManager.cleanupLogs: deleteOldSegments for every log of a topic that is not compacted."""
         now = self.clock.now_ms()
@@ -160,8 +165,8 @@ class LogMaintenance:
         """The cleaner's deleteOldSegments for logs with cleanup.policy compact,delete."""
         now = self.clock.now_ms()
         total = 0
-        for t, p in self._partitions():
-            if t.config.compacted and has_delete_policy(t.config):
+        for t, p in self._compacted_partitions():
+            if has_delete_policy(t.config):
                 total += delete_old_segments(p.log, t.config, now)
         return total
 
@@ -176,8 +181,8 @@ class LogMaintenance:
         with `step_offsets`, stop once the logs cleaned span that many offsets. Whether logs are left."""
         now = self.clock.now_ms()
         candidates = []
-        for t, p in self._partitions():
-            if t.config.compacted and p.log not in self.uncleanable and id(p.log) not in cleaned:
+        for t, p in self._compacted_partitions():
+            if p.log not in self.uncleanable and id(p.log) not in cleaned:
                 target = log_to_clean(p.log, t.config, now)
                 if target.should_clean:
                     candidates.append(target)
