@@ -35,7 +35,7 @@ import logging
 import socket
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mockbroker import dispatch
 from mockbroker.context import RequestContext
@@ -119,9 +119,8 @@ class Connection(asyncio.BufferedProtocol):
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio's classes
+        self.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
