@@ -47,6 +47,7 @@ from mockbroker.protocol.errors import ErrorCode, ProtocolError
 from mockbroker.protocol.framing import FrameDecoder
 from mockbroker.protocol.messages import Msg, decode_request, encode_response
 from mockbroker.protocol.primitives import Writer
+from mockbroker.protocol.produce_codec import decode_produce_request, encode_produce_response
 from mockbroker.quota_throttle import throttle_after, with_mutation_quota
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ log = logging.getLogger("mockbroker.connection")
 
 API_VERSIONS = ApiKey.API_VERSIONS
 FETCH = int(ApiKey.FETCH)
+PRODUCE = int(ApiKey.PRODUCE)
 _ids = itertools.count(1)
 # While a handler waits, stop reading once this much is buffered behind it.
 MAX_BUFFERED_WHILE_BUSY = 4 * 1024 * 1024
@@ -240,7 +242,10 @@ class Connection(asyncio.BufferedProtocol):
             self._close(f"{spec.name} v{version} is not served (v{lo}-v{hi})")
             return
         try:
-            request = decode_request(api_key, version, reader)
+            # The usual Produce read inline (protocol/produce_codec.py), anything else by the general codec
+            request = decode_produce_request(version, reader) if api_key == PRODUCE else None
+            if request is None:
+                request = decode_request(api_key, version, reader)
         except ProtocolError as exc:
             self._close(f"malformed {spec.name} v{version} request: {exc}")
             return
@@ -400,7 +405,8 @@ class Connection(asyncio.BufferedProtocol):
         flexible = hdr.response_header_version(header.api_key, v) >= 1
         w.raw(_SIZE_AND_ID.pack(0, header.correlation_id) + (b"\x00" if flexible else b""))
         try:
-            encode_response(header.api_key, v, body, w)
+            if header.api_key != PRODUCE or not encode_produce_response(v, body, w):  # protocol/produce_codec.py
+                encode_response(header.api_key, v, body, w)
         except ProtocolError:
             log.exception("cannot encode the response to API key %d v%d", header.api_key, v)
             self._close("internal error")
