@@ -10,8 +10,9 @@ writes them through a chain of per-field functions. These two functions do the s
   cut-off body, v13's topic ids): the general codec then reads it, with its errors.
 - `encode_produce_response(version, msg, writer)`: writes exactly the bytes `encode_response` writes when the
   answer has only the fields the Produce handler sets, no record errors, no error message, no leader hint and
-  no node endpoints; False, with nothing written, otherwise (or for a value that does not pack): the general
-  codec then writes it, with its errors.
+  no node endpoints; False, with nothing written, otherwise (or for a value that does not pack: struct's
+  checks are the general codec's, an IntEnum error code packs as its number): the general codec then writes
+  it, with its errors.
 
 tests/protocol/test_produce_codec.py checks both against the general codec, byte for byte and field for field.
 """
@@ -210,7 +211,7 @@ def _encode(version: int, msg: Any, w: Writer) -> bool:
     flexible = version >= FLEXIBLE_FROM
     responses = msg.get("responses", [])
     throttle = msg.get("throttle_time_ms", 0)
-    if type(responses) is not list or type(throttle) is not int:
+    if type(responses) is not list:
         return False
     out = bytearray(_uvarint_bytes(len(responses) + 1) if flexible else _I32.pack(len(responses)))
     for topic in responses:
@@ -239,8 +240,6 @@ def _encode(version: int, msg: Any, w: Writer) -> bool:
             index, code = p.get("index", 0), p.get("error_code", 0)
             base, append_time = p.get("base_offset", 0), p.get("log_append_time_ms", -1)
             start = p.get("log_start_offset", -1)
-            if not (type(index) is type(code) is type(base) is type(append_time) is type(start) is int):
-                return False  # a bool or a float: the general codec's business
             if flexible:
                 out += _V9.pack(index, code, base, append_time, start, 1)
                 out += b"\x00\x00"

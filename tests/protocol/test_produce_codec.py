@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockbroker.protocol.errors import ProtocolError
+from mockbroker.protocol.errors import ErrorCode, ProtocolError
 from mockbroker.protocol.messages import Msg, decode_request, encode_request, encode_response
 from mockbroker.protocol.primitives import Reader, Writer
 from mockbroker.protocol.produce_codec import decode_produce_request, encode_produce_response
@@ -101,7 +101,8 @@ def test_a_tagged_field_on_the_wire_goes_to_the_general_codec() -> None:
 
 INT64 = st.integers(-2**63, 2**63 - 1)
 partitions = st.fixed_dictionaries({
-    "index": st.integers(-2**31, 2**31 - 1), "error_code": st.integers(-32768, 32767), "base_offset": INT64,
+    "index": st.integers(-2**31, 2**31 - 1), "error_code": st.one_of(st.integers(-32768, 32767), st.sampled_from(ErrorCode)),
+    "base_offset": INT64,
     "log_append_time_ms": INT64, "log_start_offset": INT64,
 }, optional={"record_errors": st.just([]), "error_message": st.none()})
 responses = st.fixed_dictionaries({
@@ -135,7 +136,8 @@ def test_answers_with_details_go_to_the_general_codec_and_nothing_is_written() -
         handler_answer(record_errors=[Msg(batch_index=0, batch_index_error_message="bad")], error_code=87),
         handler_answer(error_message="boom", error_code=87),
         handler_answer(current_leader=Msg(leader_id=2, leader_epoch=3), error_code=6),
-        handler_answer(base_offset=True),  # a bool: the general codec packs it, or names the field
+        handler_answer(base_offset=1.5),  # not an integer: the general codec's error names the field
+        handler_answer(error_code=None),
         handler_answer(base_offset=2**63),  # out of range: the general codec's error names the field
         Msg(handler_answer(), node_endpoints=[Msg(node_id=2, host="h", port=1, rack=None)]),
         Msg(handler_answer(), _unknown_tags=[(5, b"x")]),
@@ -147,4 +149,13 @@ def test_answers_with_details_go_to_the_general_codec_and_nothing_is_written() -
             assert len(w) == 0
         assert encode_produce_response(version, handler_answer(), Writer())
     assert not encode_produce_response(13, handler_answer(), Writer())
+
+
+def test_the_handlers_answer_takes_the_inline_path() -> None:
+    """What k00_produce's handler answers (ErrorCode members as codes, the zero topic id) is written inline."""
+    for version in range(3, 13):
+        msg = handler_answer(error_code=ErrorCode.NONE)
+        w = Writer()
+        assert encode_produce_response(version, msg, w)
+        assert w.getvalue() == general_bytes(version, msg)
     assert not encode_produce_response(2, handler_answer(), Writer())
