@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING
 from mockbroker.cliargs import Choice, ExistingFile, IntRange, NewFile, Parser
 from mockbroker.envconfig import BrokerSettings, ConfigError, Flags, build_settings, describe
 from mockbroker.envparsers import LOG_LEVELS
+from mockbroker.event_loop import CHOICES, choose, loop_factory, loop_name
+from mockbroker.event_loop import run as run_loop
 from mockbroker.personas import KAFKA_VERSIONS
 
 if TYPE_CHECKING:
@@ -110,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=IntRange("a seed", 0, 2**64 - 1), metavar="N",
                    help="every random choice of the broker (cluster id, topic and member ids...) comes from it "
                         "(MOCKBROKER_SEED; default: a fresh one, logged at INFO)")
+    p.add_argument("--loop", type=Choice("the event loop", CHOICES), metavar="{auto,uvloop,asyncio}",
+                   help="auto (default): uvloop when installed (the fast extra), else asyncio's own loop "
+                        "(MOCKBROKER_LOOP; mockbroker/event_loop.py)")
     sec = p.add_argument_group("security")
     sec.add_argument("--security-protocol-map", metavar="NAME:PROTOCOL,...",
                      help="the security protocol of each --listener (default: a listener named after a protocol "
@@ -268,6 +273,7 @@ async def serve(settings: BrokerSettings) -> int:
             return _fail(f"cannot serve the control endpoint on {settings.http_host}:{settings.http_port}: {exc}", 1)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    log.info("event loop: %s", loop_name(loop))
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             loop.add_signal_handler(sig, stop.set)
@@ -303,14 +309,16 @@ def main(argv: list[str] | None = None) -> int:
         flags = flags_from_args(args)
     except ValueError as exc:  # TlsConfig's checks of the --ssl-* flags
         return _fail(f"--ssl-* flags: {exc}", 2)
+    env = {} if args.no_env else os.environ
     try:
-        settings = build_settings({} if args.no_env else os.environ, flags)
+        settings = build_settings(env, flags)
         check_files(settings)
+        factory = loop_factory(choose(args.loop, env))
     except ConfigError as exc:
         return _fail(str(exc), 2)
     logging.basicConfig(level=getattr(logging, settings.log_level, logging.WARNING),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return asyncio.run(serve(settings))
+        return run_loop(serve(settings), factory)
     except KeyboardInterrupt:
         return 0

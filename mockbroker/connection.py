@@ -33,9 +33,10 @@ import inspect
 import itertools
 import logging
 import socket
+import struct
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mockbroker import dispatch
 from mockbroker.context import RequestContext
@@ -46,6 +47,7 @@ from mockbroker.protocol.errors import ErrorCode, ProtocolError
 from mockbroker.protocol.framing import FrameDecoder
 from mockbroker.protocol.messages import Msg, decode_request, encode_response
 from mockbroker.protocol.primitives import Writer
+from mockbroker.protocol.produce_codec import decode_produce_request, encode_produce_response
 from mockbroker.quota_throttle import throttle_after, with_mutation_quota
 
 if TYPE_CHECKING:
@@ -60,12 +62,15 @@ log = logging.getLogger("mockbroker.connection")
 
 API_VERSIONS = ApiKey.API_VERSIONS
 FETCH = int(ApiKey.FETCH)
+PRODUCE = int(ApiKey.PRODUCE)
 _ids = itertools.count(1)
 # While a handler waits, stop reading once this much is buffered behind it.
 MAX_BUFFERED_WHILE_BUSY = 4 * 1024 * 1024
 # The transport's write buffer above which the connection stops handing it response chunks, reading and
 # handling requests (back-pressure); it resumes when the buffer drains to a quarter of this.
 WRITE_BUFFER_HIGH = 1024 * 1024
+_SIZE = struct.Struct(">i")  # a response's size prefix
+_SIZE_AND_ID = struct.Struct(">ii")  # the size prefix and the correlation id
 
 
 class ConnectionHost(Protocol):
@@ -119,9 +124,8 @@ class Connection(asyncio.BufferedProtocol):
 
     # -- asyncio.Protocol ------------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio's classes
+        self.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH)
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
@@ -199,9 +203,11 @@ class Connection(asyncio.BufferedProtocol):
 
     def _handle_frame(self, frame: bytearray) -> None:
         self._started = time.perf_counter()
-        if self.broker.capture is not None:
-            self.broker.capture.append(bytes(frame))
-        if self.security is not None and self.security.sasl is not None and self.security.sasl.expects_raw_token:
+        broker = self.broker
+        if broker.capture is not None:
+            broker.capture.append(bytes(frame))
+        security = self.security
+        if security is not None and security.sasl is not None and security.sasl.expects_raw_token:
             self._raw_sasl_token(frame)
             return
         try:
@@ -209,56 +215,63 @@ class Connection(asyncio.BufferedProtocol):
         except ProtocolError as exc:
             self._close(f"unreadable request header: {exc}")
             return
-        if self.security is not None:
-            refused = self.security.gate(header.api_key, header.api_version)
+        api_key, version = header.api_key, header.api_version
+        if security is not None:
+            refused = security.gate(api_key, version)
             if refused is not None:
                 if refused.answer:
                     self._answer_illegal_sasl_state(header, reader)
                 self._close(refused.reason)
                 return
-        spec = dispatch.lookup(header.api_key)
+        spec = dispatch.lookup(api_key)
         if spec is None:
-            self._close(f"API key {header.api_key} is not served")
+            self._close(f"API key {api_key} is not served")
             return
-        served = dispatch.served_range(header.api_key, self.node.persona)  # the node's Kafka release's
+        node = self.node
+        served = dispatch.served_range(api_key, node.persona)  # the node's Kafka release's
         if served is None:
             self._close(f"{spec.name} is not served by this Kafka version")
             return
         lo, hi = served
-        if not lo <= header.api_version <= hi:
-            if header.api_key == API_VERSIONS and header.api_version > hi:
+        if not lo <= version <= hi:
+            if api_key == API_VERSIONS and version > hi:
                 answer = dispatch.error_response(API_VERSIONS, 0, Msg(), ErrorCode.UNSUPPORTED_VERSION)
                 answer.api_keys = [Msg(api_key=API_VERSIONS, min_version=lo, max_version=hi)]  # as served here
                 self._send(header, answer, version=0)
                 return
-            self._close(f"{spec.name} v{header.api_version} is not served (v{lo}-v{hi})")
+            self._close(f"{spec.name} v{version} is not served (v{lo}-v{hi})")
             return
         try:
-            request = decode_request(header.api_key, header.api_version, reader)
+            # The usual Produce read inline (protocol/produce_codec.py), anything else by the general codec
+            request = decode_produce_request(version, reader) if api_key == PRODUCE else None
+            if request is None:
+                request = decode_request(api_key, version, reader)
         except ProtocolError as exc:
-            self._close(f"malformed {spec.name} v{header.api_version} request: {exc}")
+            self._close(f"malformed {spec.name} v{version} request: {exc}")
             return
-        assert self.ctx is not None
-        self.broker.record_request(self.ctx, header)
+        ctx = self.ctx
+        assert ctx is not None
+        broker.record_request(ctx, header)
         try:
             fn = with_mutation_quota(spec.fn, header)  # CreateTopics & co.: the mutation quota (quota_throttle.py)
-            if self.node.security.authorizer is not None:  # Kafka's authorization (imported once one is on)
+            if node.security.authorizer is not None:  # Kafka's authorization (imported once one is on)
                 from mockbroker.authorization import guard
-                fn = guard(self.ctx, header.api_key, fn)
-            fault = (self.broker.faults.take(header, request, self._topic_name, self.node.node_id, self._share_session)
-                     if self.broker.faults.active else None)
+                fn = guard(ctx, api_key, fn)
+            faults = broker.faults
+            fault = (faults.take(header, request, self._topic_name, node.node_id, self._share_session)
+                     if faults.rules else None)  # faults.active, inline: every request comes here
             started = time.perf_counter()
             if fault is not None:
-                result = fault.apply(self._close, self.ctx, header, request, fn)
+                result = fault.apply(self._close, ctx, header, request, fn)
             else:
-                result = fn(self.ctx, header, request)
+                result = fn(ctx, header, request)
             self._cost = (len(frame), time.perf_counter() - started)
-            if self.broker.node_latency_ms:
-                latency = self.broker.node_latency_ms.get(self.node.node_id)
+            if broker.node_latency_ms:
+                latency = broker.node_latency_ms.get(node.node_id)
                 if latency:
                     result = _late(result, latency / 1000.0)
         except Exception:
-            log.exception("handler of %s v%d failed", spec.name, header.api_version)
+            log.exception("handler of %s v%d failed", spec.name, version)
             self._close("internal error")
             return
         # A handler's answer is a Msg (a dict), None or a CloseConnection, or an awaitable of one (checked
@@ -388,19 +401,20 @@ class Connection(asyncio.BufferedProtocol):
             self._idle.touch()
         v = header.api_version if version is None else version
         w = Writer()
-        w.int32(0)  # size, patched below
-        hdr.encode_response_header(header.correlation_id, hdr.response_header_version(header.api_key, v), w)
+        # The size (patched below) and the response header: the correlation id, in v1 an empty tagged field set.
+        flexible = hdr.response_header_version(header.api_key, v) >= 1
+        w.raw(_SIZE_AND_ID.pack(0, header.correlation_id) + (b"\x00" if flexible else b""))
         try:
-            encode_response(header.api_key, v, body, w)
+            if header.api_key != PRODUCE or not encode_produce_response(v, body, w):  # protocol/produce_codec.py
+                encode_response(header.api_key, v, body, w)
         except ProtocolError:
             log.exception("cannot encode the response to API key %d v%d", header.api_key, v)
             self._close("internal error")
             return
         chunks = w.chunks()
-        total = len(w) - 4
         first = chunks[0]
         assert isinstance(first, bytearray)
-        first[0:4] = total.to_bytes(4, "big", signed=True)
+        _SIZE.pack_into(first, 0, len(w) - 4)
         if len(chunks) == 1 and not self._out:
             self.transport.write(first)
         else:

@@ -14,6 +14,7 @@ Quirks:
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 from .errors import DecodeError, UnsupportedVersion
@@ -53,6 +54,12 @@ def peek_api_key_version(frame: bytes | bytearray | memoryview) -> tuple[int, in
     return r.int16(), r.int16(), r.int32()
 
 
+_FIXED = struct.Struct(">hhih")  # api_key, api_version, correlation_id, client_id's length (header v1+)
+# Header versions of the (api_key, api_version) pairs seen, for versions up to this (a client cannot grow it).
+_VERSIONS: dict[tuple[int, int], int] = {}
+_CACHED_UP_TO = 127
+
+
 def decode_request_header(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, Reader]:
     """Parse the header of a request frame; returns it and a Reader positioned at the body.
 
@@ -60,6 +67,28 @@ def decode_request_header(frame: bytes | bytearray | memoryview) -> tuple[Reques
     connection, as Kafka does), DecodeError for a truncated header.
     """
     r = Reader(frame)
+    buf = r.buf
+    if r.end < 10:
+        return _decode_request_header(r)
+    api_key, api_version, correlation_id, n = _FIXED.unpack_from(buf, 0)
+    hv = _VERSIONS.get((api_key, api_version))
+    if hv is None:
+        try:
+            hv = request_header_version(api_key, api_version)
+        except KeyError:
+            raise UnsupportedVersion(f"unknown API key {api_key}") from None
+        if 0 <= api_version <= _CACHED_UP_TO:
+            _VERSIONS[(api_key, api_version)] = hv
+    # The usual header: v1 or v2 with a client id (or none) in the frame, v2 with no tagged field (one byte 0).
+    pos = 10 + (n if n > 0 else 0)
+    if hv == 0 or n < -1 or pos + (hv == 2) > r.end or (hv == 2 and buf[pos] != 0):
+        return _decode_request_header(r)  # the field by field path, whose errors name the field
+    client_id = None if n == -1 else str(buf[10:pos], "utf-8", "replace")
+    r.pos = pos + 1 if hv == 2 else pos
+    return RequestHeader(api_key, api_version, correlation_id, client_id, hv, []), r
+
+
+def _decode_request_header(r: Reader) -> tuple[RequestHeader, Reader]:
     r.context = "request header"
     api_key = r.int16()
     api_version = r.int16()

@@ -145,3 +145,45 @@ def test_any_bytes_give_a_request_header_or_a_protocol_error(data: bytes) -> Non
         return
     assert 0 <= reader.pos <= len(data)
     assert request_header_version(header.api_key, header.api_version) == header.header_version
+
+
+def _field_by_field(data: bytes) -> tuple[RequestHeader, int] | str:
+    """The header as the field-by-field path reads it (its position after), or the error it raises."""
+    from mockbroker.protocol.headers import _decode_request_header
+    from mockbroker.protocol.primitives import Reader
+
+    try:
+        header, reader = _decode_request_header(Reader(data))
+    except ProtocolError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return header, reader.pos
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(st.sampled_from([0, 3, 7, 18, 75, 1000]), st.integers(-3, 20), st.integers(-2**31, 2**31 - 1),
+       st.one_of(st.none(), st.text(max_size=12), st.binary(max_size=12)), st.booleans(), st.binary(max_size=8))
+def test_the_one_unpack_header_reads_what_the_field_by_field_path_reads(api_key: int, version: int, correlation_id: int,
+                                                                        client_id: str | bytes | None, tagged: bool,
+                                                                        rest: bytes) -> None:
+    """decode_request_header's fast path (the usual v1/v2 header in one unpack) gives the same header, position
+    and errors as the field-by-field reader, for well-formed, odd and cut-off headers."""
+    w = Writer()
+    w.int16(api_key)
+    w.int16(version)
+    w.int32(correlation_id)
+    if isinstance(client_id, bytes):  # raw bytes: invalid UTF-8 or a bogus length prefix
+        w.raw(client_id)
+    else:
+        w.nullable_string(client_id)
+    if tagged:
+        w.raw(b"\x01\x00\x02ab")  # one tagged field
+    data = w.getvalue() + rest
+    for cut in (len(data), len(data) - len(rest), 12, 10, 9):
+        frame = data[:cut]
+        expected = _field_by_field(frame)
+        try:
+            header, reader = decode_request_header(bytearray(frame))
+        except ProtocolError as exc:
+            assert f"{type(exc).__name__}: {exc}" == expected
+            continue
+        assert (header, reader.pos) == expected

@@ -84,9 +84,9 @@ def _partition_response(index: int, code: int, message: str | None = None, base_
 def _unique_partitions(req: Msg, by_id: bool) -> list[tuple[Msg, list[Msg]]]:
     """The request's topics with their partitions, each topic and partition once (the last copy of a
     partition wins), in the order of their first appearance."""
-    topic_data = req.topic_data
-    if len(topic_data) == 1 and len(topic_data[0].partition_data) == 1:  # the usual request: nothing to merge
-        return [(topic_data[0], topic_data[0].partition_data)]
+    topic_data = req["topic_data"]
+    if len(topic_data) == 1 and len(topic_data[0]["partition_data"]) == 1:  # the usual request: nothing to merge
+        return [(topic_data[0], topic_data[0]["partition_data"])]
     topics: dict[Any, tuple[Msg, dict[int, Msg]]] = {}
     for td in topic_data:
         key = td.topic_id if by_id else td.name
@@ -138,7 +138,7 @@ def handle_produce(ctx: RequestContext, header: RequestHeader,
     for ti, (td, partition_data) in enumerate(topics):
         topic, missing = _topic_of(ctx, td, v)
         parts: list[Msg] = []
-        responses.append(Msg(name=td.name, topic_id=td.topic_id, partition_responses=parts))
+        responses.append(Msg(name=td["name"], topic_id=td["topic_id"], partition_responses=parts))
         for pi, pd in enumerate(partition_data):
             if not first:
                 if bound < 0:
@@ -201,31 +201,34 @@ async def _steps(ctx: RequestContext, v: int, req: Msg, topics: list[tuple[Msg, 
 def _topic_of(ctx: RequestContext, td: Msg, v: int) -> tuple[Topic | None, int]:
     """A topic entry's topic (by id from v13), and the error for its partitions when there is none."""
     if v >= 13:
-        topic = ctx.cluster.topics_by_id.get(td.topic_id) if td.topic_id != ZERO_UUID else None
+        topic = ctx.cluster.topics_by_id.get(td["topic_id"]) if td["topic_id"] != ZERO_UUID else None
         return topic, ErrorCode.UNKNOWN_TOPIC_ID
-    return ctx.cluster.topic(td.name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return ctx.cluster.topic(td["name"]), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def _append_partition(ctx: RequestContext, v: int, req: Msg, topic: Topic | None, missing: int, pd: Msg, now: int,
                       hinted: set[int], waiting: Waiting) -> Msg:
     """One partition: Kafka's checks in order, then the append; its answer."""
-    acks = req.acks
+    # Msg fields by subscript on this path (every produced batch comes here): an attribute goes through
+    # Msg.__getattr__ after a failed lookup, several times slower.
+    acks = req["acks"]
+    index, records = pd["index"], pd["records"]
     node = ctx.node
-    partition = topic.partition(pd.index) if topic is not None else None
+    partition = topic.partition(index) if topic is not None else None
     if partition is None:
-        return _partition_response(pd.index, missing if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        return _partition_response(index, missing if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     tp = f"{partition.topic.name}-{partition.index}"
     try:
-        check_produce_records(pd.records, v, tp)
+        check_produce_records(records, v, tp)
     except KafkaError as exc:
-        return _partition_response(pd.index, exc.code)
+        return _partition_response(index, exc.code)
     if acks not in (-1, 0, 1):
-        return _partition_response(pd.index, ErrorCode.INVALID_REQUIRED_ACKS)
+        return _partition_response(index, ErrorCode.INVALID_REQUIRED_ACKS)
     if partition.topic.internal:
         # Kafka's ReplicaManager: "Cannot append to internal topic" (its coordinators write them).
-        return _partition_response(pd.index, ErrorCode.INVALID_TOPIC_EXCEPTION)
+        return _partition_response(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
     if not node.leads(partition):
-        answer = _partition_response(pd.index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        answer = _partition_response(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         hint = current_leader(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         if hint is not None and v >= 10:
             answer.current_leader = hint
@@ -235,19 +238,19 @@ def _append_partition(ctx: RequestContext, v: int, req: Msg, topic: Topic | None
         try:
             check_min_insync(partition)
         except KafkaError as exc:
-            return _partition_response(pd.index, exc.code)
+            return _partition_response(index, exc.code)
     try:
-        ctx.cluster.make_room(len(pd.records) if pd.records is not None else 0, now)
-        result = node.appender.append_records(partition, pd.records, v, now, req.transactional_id)
+        ctx.cluster.make_room(len(records) if records is not None else 0, now)
+        result = node.appender.append_records(partition, records, v, now, req["transactional_id"])
     except BatchRejected as exc:
         errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message) for e in exc.record_errors]
-        return _partition_response(pd.index, exc.code, exc.message, record_errors=errs,
+        return _partition_response(index, exc.code, exc.message, record_errors=errs,
                                    log_start_offset=partition.log.log_start_offset)
     except RejectedBeforeAppend as exc:
-        return _partition_response(pd.index, exc.code)
+        return _partition_response(index, exc.code)
     except KafkaError as exc:
-        return _partition_response(pd.index, exc.code, log_start_offset=partition.log.log_start_offset)
-    answer = _partition_response(pd.index, ErrorCode.NONE, None, result.base_offset, result.log_append_time_ms,
+        return _partition_response(index, exc.code, log_start_offset=partition.log.log_start_offset)
+    answer = _partition_response(index, ErrorCode.NONE, None, result.base_offset, result.log_append_time_ms,
                                  result.log_start_offset)
     if acks == -1:
         waiting.append((partition, partition.log.log_end_offset, answer))
@@ -258,14 +261,14 @@ def _answer(ctx: RequestContext, req: Msg, responses: list[Msg], hinted: set[int
             waiting: Waiting) -> Msg | CloseConnection | Awaitable[Msg] | None:
     """The request's answer once every partition is done: none for acks=0 (a close when one failed),
     else the response, after the ISR caught up for acks=all when a follower is stalled."""
-    if req.acks == 0:
+    if req["acks"] == 0:
         # No response; but a failed partition closes the connection so the client notices (KafkaApis).
-        failed = [p for t in responses for p in t.partition_responses if p.error_code != ErrorCode.NONE]
+        failed = [p for t in responses for p in t["partition_responses"] if p["error_code"] != ErrorCode.NONE]
         return CloseConnection(f"acks=0 produce failed on {len(failed)} partition(s)") if failed else None
     response = Msg(responses=responses, throttle_time_ms=0)
     if hinted:
-        response.node_endpoints = node_endpoints(ctx, hinted)
+        response["node_endpoints"] = node_endpoints(ctx, hinted)
     node_id = ctx.node.node_id
     if waiting and must_wait(node_id, waiting):
-        return wait_for_replicas(node_id, waiting, req.timeout_ms, response)
+        return wait_for_replicas(node_id, waiting, req["timeout_ms"], response)
     return response
