@@ -95,17 +95,10 @@ def drop(after: bool = False) -> Drop:
     return Drop(after)
 
 
-class InterceptContext:
-    """What a hook gets besides the request: where it came from, and the broker's own answer on demand."""
+class HeaderFields:
+    """The request header's fields a hook reads, as properties of its context (`header` set by the context)."""
 
-    def __init__(self, ctx: RequestContext, header: RequestHeader, request: Msg,
-                 handler: Callable[..., Any]) -> None:
-        self.ctx = ctx
-        self.header = header
-        self.request = request
-        self._handler = handler
-        self._called = False
-        self._result: Any = None  # the handler's answer, or its awaitable until forward() awaited it
+    header: RequestHeader
 
     @property
     def api_key(self) -> int:
@@ -118,6 +111,19 @@ class InterceptContext:
     @property
     def client_id(self) -> str | None:
         return self.header.client_id
+
+
+class InterceptContext(HeaderFields):
+    """What a hook gets besides the request: where it came from, and the broker's own answer on demand."""
+
+    def __init__(self, ctx: RequestContext, header: RequestHeader, request: Msg,
+                 handler: Callable[..., Any]) -> None:
+        self.ctx = ctx
+        self.header = header
+        self.request = request
+        self._handler = handler
+        self._called = False
+        self._result: Any = None  # the handler's answer, or its awaitable until forward() awaited it
 
     @property
     def node_id(self) -> int:

@@ -41,7 +41,7 @@ log = logging.getLogger("mockbroker.intercept")
 Send = Callable[[], Awaitable[bytes | None]]
 
 
-class ProxyInterceptContext:
+class ProxyInterceptContext(intercept.HeaderFields):
     """What a hook gets besides the request: where it came from, and the cluster's answer on demand."""
 
     def __init__(self, header: hdr.RequestHeader, request: Msg, node_id: int, principal: str, send: Send) -> None:
@@ -51,18 +51,6 @@ class ProxyInterceptContext:
         self.principal = principal
         self._send = send
         self._sent: asyncio.Future[bytes | None] | None = None
-
-    @property
-    def api_key(self) -> int:
-        return self.header.api_key
-
-    @property
-    def api_version(self) -> int:
-        return self.header.api_version
-
-    @property
-    def client_id(self) -> str | None:
-        return self.header.client_id
 
     @property
     def called_broker(self) -> bool:
