@@ -6,7 +6,6 @@ listeners, reached only over the wire."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import ssl
@@ -25,6 +24,7 @@ from mockbroker.remote import KafkaProxy, RemoteBroker
 from mockbroker.remote.proxy import parse_servers
 from mockbroker.remote.proxy_security import proxy_security
 from mockbroker.security.tls import CertificateAuthority, TlsConfig
+from tests.remote.test_remote_proxy import aiokafka_round_trip
 
 pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[2]
@@ -199,7 +199,6 @@ def test_plaintext_clients_through_a_proxy_that_speaks_tls_to_the_cluster(
 
 
 def test_aiokafka_sasl_ssl_scram_through_the_proxy(mockbroker_factory: Callable[..., MockBroker]) -> None:
-    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
     from aiokafka.helpers import create_ssl_context
 
     cluster = mockbroker_factory(brokers=3, security="SASL_SSL", users={USER: PASSWORD})
@@ -212,29 +211,8 @@ def test_aiokafka_sasl_ssl_scram_through_the_proxy(mockbroker_factory: Callable[
         login = {"bootstrap_servers": remote.bootstrap_servers, "security_protocol": "SASL_SSL",
                  "sasl_mechanism": "SCRAM-SHA-256", "sasl_plain_username": USER, "sasl_plain_password": PASSWORD}
 
-        async def run() -> list[bytes]:
-            context = create_ssl_context(cafile=remote.proxy.ca_file)  # type: ignore[union-attr]
-            producer = AIOKafkaProducer(**login, ssl_context=context, enable_idempotence=True,
-                                        request_timeout_ms=30000)
-            await producer.start()
-            try:
-                for i in range(5):
-                    await asyncio.wait_for(producer.send_and_wait(topic, b"a%d" % i, partition=i % 3), 60)
-            finally:
-                await producer.stop()
-            consumer = AIOKafkaConsumer(topic, **login, ssl_context=context, auto_offset_reset="earliest")
-            await consumer.start()
-            got: list[bytes] = []
-            try:
-                deadline = time.monotonic() + 60
-                while len(got) < 5 and time.monotonic() < deadline:
-                    batch = await consumer.getmany(timeout_ms=500)
-                    got += [m.value for msgs in batch.values() for m in msgs if m.value is not None]
-            finally:
-                await consumer.stop()
-            return got
-
-        got = asyncio.run(asyncio.wait_for(run(), 120))
+        context = create_ssl_context(cafile=remote.proxy.ca_file)
+        got = aiokafka_round_trip(topic, **login, ssl_context=context)
         assert sorted(got) == sorted(b"a%d" % i for i in range(5))
         assert remote.proxy.faults.rules == []
         assert {r.principal for r in remote.received(ApiKey.PRODUCE)} == {f"User:{USER}"}  # type: ignore[attr-defined]

@@ -246,23 +246,20 @@ def test_delay_holds_the_answer_back(remote: RemoteBroker) -> None:
         conn.close()
 
 
-def test_aiokafka_through_the_proxy_with_an_injected_error(cluster: MockBroker, remote: RemoteBroker) -> None:
+def aiokafka_round_trip(topic: str, **client: object) -> list[bytes]:
+    """Five records produced by an idempotent aiokafka producer over 3 partitions, then read back by an aiokafka
+    consumer from the earliest offset (client: the settings both take, bootstrap_servers and security)."""
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-    topic = unique("aio")
-    remote.create_topic(topic, 3)
-    remote.inject(ApiKey.PRODUCE, error=ErrorCode.NOT_LEADER_OR_FOLLOWER, topic=topic)
-
     async def run() -> list[bytes]:
-        producer = AIOKafkaProducer(bootstrap_servers=remote.bootstrap_servers, enable_idempotence=True,
-                                    request_timeout_ms=30000)
+        producer = AIOKafkaProducer(**client, enable_idempotence=True, request_timeout_ms=30000)
         await producer.start()
         try:
             for i in range(5):
                 await asyncio.wait_for(producer.send_and_wait(topic, b"a%d" % i, partition=i % 3), 60)
         finally:
             await producer.stop()
-        consumer = AIOKafkaConsumer(topic, bootstrap_servers=remote.bootstrap_servers, auto_offset_reset="earliest")
+        consumer = AIOKafkaConsumer(topic, **client, auto_offset_reset="earliest")
         await consumer.start()
         got: list[bytes] = []
         try:
@@ -274,7 +271,14 @@ def test_aiokafka_through_the_proxy_with_an_injected_error(cluster: MockBroker, 
             await consumer.stop()
         return got
 
-    got = asyncio.run(asyncio.wait_for(run(), 120))
+    return asyncio.run(asyncio.wait_for(run(), 120))
+
+
+def test_aiokafka_through_the_proxy_with_an_injected_error(cluster: MockBroker, remote: RemoteBroker) -> None:
+    topic = unique("aio")
+    remote.create_topic(topic, 3)
+    remote.inject(ApiKey.PRODUCE, error=ErrorCode.NOT_LEADER_OR_FOLLOWER, topic=topic)
+    got = aiokafka_round_trip(topic, bootstrap_servers=remote.bootstrap_servers)
     assert sorted(got) == sorted(b"a%d" % i for i in range(5))
     assert sorted(r.value for r in remote.records(topic)) == sorted(got)
     assert len(remote.received(ApiKey.PRODUCE)) >= 6
