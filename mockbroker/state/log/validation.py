@@ -60,7 +60,7 @@ from mockbroker.protocol.records.batch import (
     wrap_int64,
 )
 from mockbroker.protocol.records.record import INT64_MAX, INT64_MIN, check_records
-from mockbroker.state.configs import LONG_MAX, TopicConfig
+from mockbroker.state.configs import LONG_MAX, LogSettings, TopicConfig
 
 
 @dataclass
@@ -110,11 +110,13 @@ def batch_spans(data: memoryview | bytes, topic_partition: str) -> list[tuple[in
     return out
 
 
-def check_produce_records(data: memoryview | None, version: int, topic_partition: str) -> None:
+def check_produce_records(data: memoryview | None, version: int,
+                          topic_partition: str) -> list[tuple[int, int, int]] | None:
     """Kafka's ProduceRequest.validateRecords, run on a v3+ request's records before anything else (the
-    acks check included): exactly one whole batch, of magic 2, not zstd before v7."""
+    acks check included): exactly one whole batch, of magic 2, not zstd before v7. Returns the batch_spans
+    it found (for the appender, which would otherwise find them again); None before v3."""
     if version < 3:
-        return
+        return None
     spans = batch_spans(data if data is not None else b"", topic_partition)
     if not spans:
         raise RejectedBeforeAppend(ErrorCode.INVALID_RECORD, f"Produce requests with version {version} must "
@@ -130,6 +132,7 @@ def check_produce_records(data: memoryview | None, version: int, topic_partition
     if len(spans) > 1:
         raise RejectedBeforeAppend(ErrorCode.INVALID_RECORD, f"Produce requests with version {version} are only "
                                    "allowed to contain exactly one record batch per partition")
+    return spans
 
 
 def split_batches(data: memoryview, spans: list[tuple[int, int, int]], topic_partition: str) -> list[RecordBatch]:
@@ -158,11 +161,12 @@ def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_p
             f"{base_offset}",
         )
     size = batch.size
-    if size > config.max_message_bytes:
+    settings = config.log_settings()
+    if size > settings.max_message_bytes:
         raise RejectedBeforeAppend(
             ErrorCode.MESSAGE_TOO_LARGE,
             f"The record batch size in the append to {topic_partition} is {size} bytes which exceeds "
-            f"the maximum configured value of {config.max_message_bytes}.",
+            f"the maximum configured value of {settings.max_message_bytes}.",
         )
     try:
         batch.validate()
@@ -192,7 +196,7 @@ def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_p
         raise KafkaError(ErrorCode.INVALID_RECORD, "Transactional batch without a producer id")
     if attributes & CODEC_MASK == Codec.LZ4:
         _check_lz4_frame(batch, topic_partition)
-    _validate_records(batch, config, now_ms, topic_partition)
+    _validate_records(batch, settings, now_ms, topic_partition)
 
 
 LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"  # 0x184D2204, little-endian
@@ -243,13 +247,13 @@ def _java_timestamp_invalid(timestamp: int, now_ms: int, before: int, after: int
     return diff > before or wrap_int64(-diff) > after
 
 
-def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_partition: str) -> None:
+def _validate_records(batch: RecordBatch, config: LogSettings, now_ms: int, topic_partition: str) -> None:
     """Every record of the batch, as LogValidator reads them: the structure (INVALID_RECORD, no record
     errors), then per record a missing key on a compacted topic and a timestamp out of bounds
     (RecordValidationException: record_errors). Bounded: more records than mockbroker.max.records.per.batch
     is MESSAGE_TOO_LARGE before anything is decompressed or read."""
     count = batch.record_count
-    limit = int(config.broker.get(MAX_RECORDS_PER_BATCH))
+    limit = config.max_records_per_batch
     if count > limit:
         raise RejectedBeforeAppend(ErrorCode.MESSAGE_TOO_LARGE,
                                    f"The record batch in the append to {topic_partition} declares {count} records, "
@@ -259,8 +263,8 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
     topic_append_time = config.log_append_time
     base_ts = batch.base_timestamp
     client_append_time = batch.timestamp_type == LOG_APPEND_TIME
-    before = int(config.get("message.timestamp.before.max.ms"))
-    after = int(config.get("message.timestamp.after.max.ms"))
+    before = config.timestamp_before_ms
+    after = config.timestamp_after_ms
     deltas: tuple[int, int] | None = None
     if not topic_append_time and not client_append_time and (before != LONG_MAX or after != LONG_MAX):
         low = now_ms - before - base_ts if before != LONG_MAX else INT64_MIN - 2**64
