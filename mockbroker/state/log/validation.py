@@ -49,10 +49,10 @@ from mockbroker.protocol.records.batch import (
     CODEC_MASK,
     CONTROL_MASK,
     CREATE_TIME,
-    LOG_APPEND_TIME,
     LOG_OVERHEAD,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
     Codec,
     InvalidRecordError,
@@ -152,7 +152,7 @@ def split_batches(data: memoryview, spans: list[tuple[int, int, int]], topic_par
 
 
 def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_partition: str) -> None:
-    (base_offset, _length, _epoch, _magic, _crc, attributes, last_offset_delta, _base_ts, _max_ts, producer_id,
+    (base_offset, _length, _epoch, _magic, _crc, attributes, last_offset_delta, base_ts, max_ts, producer_id,
      _producer_epoch, base_sequence, count) = batch.header()  # one unpack: every produced batch comes here
     if base_offset != 0:
         raise KafkaError(
@@ -196,7 +196,7 @@ def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_p
         raise KafkaError(ErrorCode.INVALID_RECORD, "Transactional batch without a producer id")
     if attributes & CODEC_MASK == Codec.LZ4:
         _check_lz4_frame(batch, topic_partition)
-    _validate_records(batch, settings, now_ms, topic_partition)
+    _validate_records(batch, settings, now_ms, topic_partition, attributes, base_ts, max_ts, count)
 
 
 LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"  # 0x184D2204, little-endian
@@ -225,11 +225,11 @@ MAX_RECORDS_PER_BATCH = "mockbroker.max.records.per.batch"
 MAX_DECOMPRESSED_BYTES = compression.DEFAULT_MAX_SIZE  # 256 MiB: the most one batch may decompress to
 
 
-def _records_section(batch: RecordBatch, topic_partition: str) -> bytes | memoryview:
+def _records_section(batch: RecordBatch, codec: int, topic_partition: str) -> bytes | memoryview:
     """The batch's records, decompressed (at most MAX_DECOMPRESSED_BYTES; uncompressed ones not copied). As Kafka's record
     iterator: a payload its codec cannot read is a KafkaException there (UNKNOWN_SERVER_ERROR); past the
-    bound, MESSAGE_TOO_LARGE (not Kafka's, which has no bound)."""
-    codec = batch.codec
+    bound, MESSAGE_TOO_LARGE (not Kafka's, which has no bound). `codec`: the batch's codec id, checked
+    by batch.validate."""
     if codec == Codec.NONE:
         return batch.buffer[RECORD_BATCH_OVERHEAD:]
     try:
@@ -247,22 +247,22 @@ def _java_timestamp_invalid(timestamp: int, now_ms: int, before: int, after: int
     return diff > before or wrap_int64(-diff) > after
 
 
-def _validate_records(batch: RecordBatch, config: LogSettings, now_ms: int, topic_partition: str) -> None:
+def _validate_records(batch: RecordBatch, config: LogSettings, now_ms: int, topic_partition: str, attributes: int,
+                      base_ts: int, max_ts: int, count: int) -> None:
     """Every record of the batch, as LogValidator reads them: the structure (INVALID_RECORD, no record
     errors), then per record a missing key on a compacted topic and a timestamp out of bounds
     (RecordValidationException: record_errors). Bounded: more records than mockbroker.max.records.per.batch
-    is MESSAGE_TOO_LARGE before anything is decompressed or read."""
-    count = batch.record_count
+    is MESSAGE_TOO_LARGE before anything is decompressed or read. `attributes` to `count`: the batch's
+    header fields, as validate_batch read them."""
     limit = config.max_records_per_batch
     if count > limit:
         raise RejectedBeforeAppend(ErrorCode.MESSAGE_TOO_LARGE,
                                    f"The record batch in the append to {topic_partition} declares {count} records, "
                                    f"more than {MAX_RECORDS_PER_BATCH}={limit}")
-    data = _records_section(batch, topic_partition)
+    data = _records_section(batch, attributes & CODEC_MASK, topic_partition)
     compacted = config.compacted
     topic_append_time = config.log_append_time
-    base_ts = batch.base_timestamp
-    client_append_time = batch.timestamp_type == LOG_APPEND_TIME
+    client_append_time = bool(attributes & TIMESTAMP_TYPE_MASK)  # the producer marked it LogAppendTime
     before = config.timestamp_before_ms
     after = config.timestamp_after_ms
     deltas: tuple[int, int] | None = None
@@ -276,7 +276,9 @@ def _validate_records(batch: RecordBatch, config: LogSettings, now_ms: int, topi
         raise KafkaError(ErrorCode.INVALID_RECORD, f"{exc} in topic partition {topic_partition}") from None
     if not found and not client_append_time:  # every record passed (the usual batch)
         if not topic_append_time and max_delta is not None:
-            _set_max_timestamp(batch, False, max(NO_TIMESTAMP, wrap_int64(base_ts + max_delta)))
+            records_max = max(NO_TIMESTAMP, wrap_int64(base_ts + max_delta))
+            if max_ts != records_max:  # _set_max_timestamp's case, inline for the usual batch
+                batch.set_max_timestamp(CREATE_TIME, records_max)
         return
     errors: list[RecordError] = []
     any_time_error = False
@@ -294,7 +296,6 @@ def _validate_records(batch: RecordBatch, config: LogSettings, now_ms: int, topi
         # The producer marked its batch LogAppendTime: each record's timestamp is the batch's max timestamp.
         # LogValidator.validateTimestamp checks it against the bounds on a CreateTime topic; on a LogAppendTime
         # topic, or without a timestamp, the timestamp type itself is an error for every record.
-        max_ts = batch.max_timestamp
         if topic_append_time or max_ts == NO_TIMESTAMP:
             message: str | None = (f"Invalid timestamp type in message with timestamp {max_ts}. Producer should not "
                                    "set timestamp type to LogAppendTime.")
