@@ -88,7 +88,8 @@ class Appender:
         batches = split_batches(records, spans, tp)
         if self.txn_check is not None:
             for batch in batches:
-                self.txn_check(partition, batch, transactional_id, version)
+                if batch.is_transactional:  # the check's own first test, without the call for every other batch
+                    self.txn_check(partition, batch, transactional_id, version)
         for batch in batches:
             validate_batch(batch, config, now_ms, tp)
         for batch in batches:

@@ -145,11 +145,11 @@ class PartitionLog:
                     self._max_ts_batch = (base_offset, max_timestamp)
         self.log_end_offset = last_offset + 1
         self.size_bytes += len(data)
-        self.segments.on_append(batch, now_ms)
         stored = StoredBatch(base_offset, last_offset, max_timestamp, base_timestamp, data, producer_id,
                              producer_epoch, base_sequence, last_sequence_of(base_sequence, last_offset_delta),
                              record_count, bool(attributes & TRANSACTIONAL_MASK), bool(attributes & CONTROL_MASK),
                              self.leader_epoch)
+        self.segments.on_append(stored, now_ms)  # the stored batch's fields: plain attributes, no unpacking
         if stored.producer_id >= 0:
             entry = self.producers.update(stored.producer_id, stored.producer_epoch, stored.base_sequence,
                                           stored.last_sequence, stored.base_offset, stored.last_offset,
