@@ -39,6 +39,7 @@ nothing built); the walk stops at the first structural error.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from mockbroker.errors import ErrorCode, KafkaError
@@ -84,6 +85,7 @@ class RejectedBeforeAppend(KafkaError):
 
 MIN_ENTRY_SIZE = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: the smallest size any log entry can declare
 HEADER_SIZE_UP_TO_MAGIC = 17
+_SIZE = struct.Struct(">i")  # a log entry's size field, at offset 8
 
 
 def batch_spans(data: memoryview | bytes, topic_partition: str) -> list[tuple[int, int, int]]:
@@ -94,13 +96,15 @@ def batch_spans(data: memoryview | bytes, topic_partition: str) -> list[tuple[in
     pos = 0
     n = len(data)
     while n - pos >= LOG_OVERHEAD:
-        size = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
+        size = _SIZE.unpack_from(data, pos + 8)[0]
         if size < MIN_ENTRY_SIZE:
             raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, f"Record size {size} is less than the minimum "
                                        f"record overhead ({MIN_ENTRY_SIZE}) in {topic_partition}")
         if n - pos < HEADER_SIZE_UP_TO_MAGIC:
             break
-        magic = int.from_bytes(data[pos + 16 : pos + 17], "big", signed=True)
+        magic = data[pos + 16]
+        if magic > 127:  # a signed byte
+            magic -= 256
         if not 0 <= magic <= 2:
             raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}")
         if n - pos < LOG_OVERHEAD + size:
