@@ -105,8 +105,8 @@ class Appender:
             stored = log.append(batch, now_ms, log_append_time=log_append_time)
             if first < 0:
                 first = stored.base_offset
-            size += batch.size
-            count += batch.record_count
+            size += stored.size
+            count += stored.record_count
         name = partition.topic.name
         self.bytes_in[name] = self.bytes_in.get(name, 0) + size
         self.records_in[name] = self.records_in.get(name, 0) + count
