@@ -27,7 +27,7 @@ from mockbroker.state.log.validation import (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class AppendResult:
     base_offset: int
     log_append_time_ms: int  # -1 unless the topic uses LogAppendTime
