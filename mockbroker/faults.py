@@ -101,7 +101,11 @@ class RequestRecord:
     def add(self, api_key: int, api_version: int, client_id: str | None, correlation_id: int, time_ms: int,
             connection_id: int, principal: str = "User:ANONYMOUS", listener: str = "PLAINTEXT",
             node_id: int = 1) -> None:
-        self._entries.append(ReceivedRequest(api_key, api_version, self._client_id(client_id), correlation_id,
+        # The usual case: a client id seen before, already interned.
+        shared = self._client_ids.get(client_id) if client_id is not None else None
+        if shared is None:
+            shared = self._client_id(client_id)
+        self._entries.append(ReceivedRequest(api_key, api_version, shared, correlation_id,
                                              time_ms, connection_id, principal, listener, node_id))
         self.total += 1
         received = self.metrics.received  # RequestsPerSec (metrics.py), inline: every request comes here

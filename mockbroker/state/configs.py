@@ -335,6 +335,7 @@ class BrokerConfig:
         return BROKER_CONFIGS[key].default
 
     def _refresh(self, key: str) -> None:
+        _changed()
         for layer in (self.dynamic_broker, self.dynamic_default, self.static_values):
             if key in layer:
                 self.values[key] = layer[key]
@@ -419,11 +420,13 @@ class TopicConfig:
     def __init__(self, broker: BrokerConfig, overrides: dict[str, Any] | None = None) -> None:
         self.broker = broker
         self.values: dict[str, Any] = {}
+        self._log_settings: LogSettings | None = None
         for key, raw in (overrides or {}).items():
             self.set(key, raw)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> TopicConfig:
         """A copy for a snapshot (mockbroker/snapshots.py; state/copying.py): the broker's config through memo."""
+        self._log_settings = None  # rebuilt on the next append, for the original and the copy alike
         return copy_attrs(self, memo)
 
     @staticmethod
@@ -438,9 +441,19 @@ class TopicConfig:
 
     def set(self, key: str, raw: Any) -> None:
         self.values.update(self.validate({key: raw}))
+        _changed()
 
     def delete(self, key: str) -> None:
         self.values.pop(key, None)
+        _changed()
+
+    def log_settings(self) -> LogSettings:
+        """The settings every append reads, parsed once: kept until any config changes (a topic's set or delete,
+        a broker layer's refresh: `_generation`) or the topic's overrides are replaced (a new `values`)."""
+        cached = self._log_settings
+        if cached is None or cached.generation != _generation or cached.values is not self.values:
+            cached = self._log_settings = LogSettings(self)
+        return cached
 
     def get(self, key: str) -> Any:
         if key in self.values:
@@ -477,6 +490,32 @@ class TopicConfig:
     @property
     def compacted(self) -> bool:
         return "compact" in str(self.get("cleanup.policy")).split(",")
+
+
+_generation = 0  # bumped by every config change: TopicConfig.log_settings' caches are checked against it
+
+
+def _changed() -> None:
+    global _generation
+    _generation += 1
+
+
+class LogSettings:
+    """A topic's settings the append path reads, parsed (TopicConfig.log_settings)."""
+
+    __slots__ = ("generation", "values", "max_message_bytes", "log_append_time", "compacted", "timestamp_before_ms",
+                 "timestamp_after_ms", "max_records_per_batch", "segment_bytes", "segment_ms")
+
+    def __init__(self, config: TopicConfig) -> None:
+        self.generation, self.values = _generation, config.values
+        self.max_message_bytes = config.max_message_bytes
+        self.log_append_time = config.log_append_time
+        self.compacted = config.compacted
+        self.timestamp_before_ms = int(config.get("message.timestamp.before.max.ms"))
+        self.timestamp_after_ms = int(config.get("message.timestamp.after.max.ms"))
+        self.max_records_per_batch = int(config.broker.get("mockbroker.max.records.per.batch"))
+        self.segment_bytes = int(config.get("segment.bytes"))
+        self.segment_ms = int(config.get("segment.ms"))
 
 
 def _broker_synonyms(broker: BrokerConfig, key: str, *, per_broker: bool = True) -> list[tuple[str, str | None, ConfigSource]]:

@@ -23,7 +23,10 @@ Waiting = list[tuple[Partition, int, Msg]]
 
 def must_wait(node_id: int, waiting: Waiting) -> bool:
     """Whether any appended partition still needs its followers (else the answer goes out now)."""
-    return any(not check_enough_replicas(p, node_id, required)[0] for p, required, _ in waiting)
+    for p, required, _ in waiting:  # a loop, not any() over a generator: every acks=all answer comes here
+        if not check_enough_replicas(p, node_id, required)[0]:
+            return True
+    return False
 
 
 async def wait_for_replicas(node_id: int, waiting: Waiting, timeout_ms: int, response: Msg) -> Msg:

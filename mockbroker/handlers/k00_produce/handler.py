@@ -219,7 +219,7 @@ def _append_partition(ctx: RequestContext, v: int, req: Msg, topic: Topic | None
         return _partition_response(index, missing if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     tp = f"{partition.topic.name}-{partition.index}"
     try:
-        check_produce_records(records, v, tp)
+        spans = check_produce_records(records, v, tp)
     except KafkaError as exc:
         return _partition_response(index, exc.code)
     if acks not in (-1, 0, 1):
@@ -241,7 +241,7 @@ def _append_partition(ctx: RequestContext, v: int, req: Msg, topic: Topic | None
             return _partition_response(index, exc.code)
     try:
         ctx.cluster.make_room(len(records) if records is not None else 0, now)
-        result = node.appender.append_records(partition, records, v, now, req["transactional_id"])
+        result = node.appender.append_records(partition, records, v, now, req["transactional_id"], spans, tp)
     except BatchRejected as exc:
         errs = [Msg(batch_index=e.batch_index, batch_index_error_message=e.message) for e in exc.record_errors]
         return _partition_response(index, exc.code, exc.message, record_errors=errs,

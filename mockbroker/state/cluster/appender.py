@@ -20,7 +20,6 @@ from mockbroker.protocol.records.batch import InvalidRecordError, RecordBatch
 from mockbroker.protocol.records.legacy import convert_to_v2
 from mockbroker.state.cluster.cluster import Partition
 from mockbroker.state.log.validation import (
-    MAX_RECORDS_PER_BATCH,
     RejectedBeforeAppend,
     batch_spans,
     split_batches,
@@ -28,7 +27,7 @@ from mockbroker.state.log.validation import (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class AppendResult:
     base_offset: int
     log_append_time_ms: int  # -1 unless the topic uses LogAppendTime
@@ -54,23 +53,29 @@ class Appender:
         version: int,
         now_ms: int,
         transactional_id: str | None = None,
+        spans: list[tuple[int, int, int]] | None = None,
+        tp: str | None = None,
     ) -> AppendResult:
+        """`spans` and `tp`: the records' batch_spans and the "topic-partition" name, when the caller has them
+        already (the Produce handler's check_produce_records found the spans); found here otherwise."""
         log = partition.log
-        tp = f"{partition.topic.name}-{partition.index}"
+        if tp is None:
+            tp = f"{partition.topic.name}-{partition.index}"
         config = partition.topic.config
         # The v3+ request-level checks (validation.check_produce_records) are the caller's: the Produce
         # handler runs them before the acks check, in Kafka's order. What reaches here with no whole entry
         # is a v0-v2 request: nothing to append.
         if records is None:
             return AppendResult(-1, -1, log.log_start_offset)
-        spans = batch_spans(records, tp)
+        if spans is None:
+            spans = batch_spans(records, tp)
         if not spans:
             return AppendResult(-1, -1, log.log_start_offset)
         if spans[0][2] < 2:
             # Bounded as v2 batches are: more messages than mockbroker.max.records.per.batch (a wrapper's inner
             # ones counted) is refused before they are parsed.
             try:
-                records = memoryview(convert_to_v2(records, max_messages=int(config.broker.get(MAX_RECORDS_PER_BATCH))))
+                records = memoryview(convert_to_v2(records, max_messages=config.log_settings().max_records_per_batch))
             except LimitExceeded as exc:
                 raise RejectedBeforeAppend(ErrorCode.MESSAGE_TOO_LARGE, f"{exc} in {tp}") from None
             except InvalidRecordError as exc:
@@ -83,7 +88,8 @@ class Appender:
         batches = split_batches(records, spans, tp)
         if self.txn_check is not None:
             for batch in batches:
-                self.txn_check(partition, batch, transactional_id, version)
+                if batch.is_transactional:  # the check's own first test, without the call for every other batch
+                    self.txn_check(partition, batch, transactional_id, version)
         for batch in batches:
             validate_batch(batch, config, now_ms, tp)
         for batch in batches:
@@ -92,15 +98,15 @@ class Appender:
                 # As Kafka's UnifiedLog: the duplicate's max timestamp is answered as its log append time,
                 # whatever the topic's timestamp type.
                 return AppendResult(duplicate.first_offset, duplicate.timestamp, log.log_start_offset)
-        log_append_time = config.log_append_time
+        log_append_time = config.log_settings().log_append_time
         first = -1
         size = count = 0
         for batch in batches:
             stored = log.append(batch, now_ms, log_append_time=log_append_time)
             if first < 0:
                 first = stored.base_offset
-            size += batch.size
-            count += batch.record_count
+            size += stored.size
+            count += stored.record_count
         name = partition.topic.name
         self.bytes_in[name] = self.bytes_in.get(name, 0) + size
         self.records_in[name] = self.records_in.get(name, 0) + count

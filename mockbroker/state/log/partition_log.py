@@ -125,7 +125,8 @@ class PartitionLog:
         if self.sink is not None:
             self.sink.append(batch, now_ms)  # on disk before the log holds it (may raise STORAGE_ERROR)
         stored = self._store(batch, now_ms)
-        self.notify()
+        if self._listeners:  # notify's test, without the call when nobody waits
+            self.notify()
         return stored
 
     def _store(self, batch: RecordBatch, now_ms: int) -> StoredBatch:
@@ -145,21 +146,20 @@ class PartitionLog:
                     self._max_ts_batch = (base_offset, max_timestamp)
         self.log_end_offset = last_offset + 1
         self.size_bytes += len(data)
-        self.segments.on_append(batch, now_ms)
         stored = StoredBatch(base_offset, last_offset, max_timestamp, base_timestamp, data, producer_id,
                              producer_epoch, base_sequence, last_sequence_of(base_sequence, last_offset_delta),
                              record_count, bool(attributes & TRANSACTIONAL_MASK), bool(attributes & CONTROL_MASK),
                              self.leader_epoch)
-        if stored.producer_id >= 0:
-            entry = self.producers.update(stored.producer_id, stored.producer_epoch, stored.base_sequence,
-                                          stored.last_sequence, stored.base_offset, stored.last_offset,
-                                          stored.max_timestamp, now_ms, is_transactional=stored.is_transactional,
+        self.segments.on_append(stored, now_ms)  # the stored batch's fields: plain attributes, no unpacking
+        if producer_id >= 0:
+            entry = self.producers.update(producer_id, producer_epoch, base_sequence, stored.last_sequence, base_offset,
+                                          last_offset, max_timestamp, now_ms, is_transactional=stored.is_transactional,
                                           is_control=stored.is_control)
             # The last stable offset follows the producer's open transaction (a marker closes it).
             if entry.current_txn_first_offset >= 0:
-                self.open_txn_first_offsets[stored.producer_id] = entry.current_txn_first_offset
-            else:
-                self.open_txn_first_offsets.pop(stored.producer_id, None)
+                self.open_txn_first_offsets[producer_id] = entry.current_txn_first_offset
+            elif self.open_txn_first_offsets:
+                self.open_txn_first_offsets.pop(producer_id, None)
         return stored
 
     # -- listeners (fetch long-poll) -------------------------------------------------------------

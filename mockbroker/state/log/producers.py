@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mockbroker.errors import ErrorCode, KafkaError
-from mockbroker.protocol.records.batch import RecordBatch
+from mockbroker.protocol.records.batch import RecordBatch, last_sequence_of
 
 if TYPE_CHECKING:
     from mockbroker.state.log.stored_batch import StoredBatch
@@ -96,15 +96,14 @@ class ProducerStateTable:
     def check(self, batch: RecordBatch) -> BatchMetadata | None:
         """Check a batch about to be appended; the earlier batch if it is a duplicate, else None.
         Raises KafkaError with Kafka's code if the batch must be refused."""
-        pid = batch.producer_id
+        (_base_offset, _length, _leader_epoch, _magic, _crc, _attributes, last_offset_delta, _base_ts, _max_ts, pid,
+         epoch, first_seq, _count) = batch.header()  # one unpack: every idempotent batch comes here
         if pid < 0:
             return None
         entry = self.entries.get(pid)
         if entry is None:
             return None  # unknown producer: any sequence (KIP-360)
-        epoch = batch.producer_epoch
-        first_seq = batch.base_sequence
-        duplicate = entry.find_duplicate(epoch, first_seq, batch.last_sequence)
+        duplicate = entry.find_duplicate(epoch, first_seq, last_sequence_of(first_seq, last_offset_delta))
         if duplicate is not None:
             return duplicate
         if epoch < entry.epoch:

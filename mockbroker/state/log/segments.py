@@ -164,9 +164,14 @@ class LogSegments:
         return seg.has_batches and self._should_roll(seg, batch, now_ms)
 
     def _should_roll(self, seg: Segment, batch: SizedBatch, now_ms: int) -> bool:
-        if seg.size > self.segment_bytes - batch.size:
+        config = self.config
+        if config is not None:  # both settings from the topic's parsed ones (every append comes here)
+            settings = config.log_settings()
+            segment_bytes, segment_ms = settings.segment_bytes, settings.segment_ms
+        else:
+            segment_bytes, segment_ms = DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENT_MS
+        if seg.size > segment_bytes - batch.size:
             return True
-        segment_ms = self.segment_ms
         if now_ms - seg.created_ms > segment_ms:  # the broker clock (Kafka's rule without timestamps)
             return True
         # Kafka's rule: the new batch's timestamp against the segment's first batch's

@@ -39,6 +39,7 @@ nothing built); the walk stops at the first structural error.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from mockbroker.errors import ErrorCode, KafkaError
@@ -49,10 +50,10 @@ from mockbroker.protocol.records.batch import (
     CODEC_MASK,
     CONTROL_MASK,
     CREATE_TIME,
-    LOG_APPEND_TIME,
     LOG_OVERHEAD,
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
     Codec,
     InvalidRecordError,
@@ -60,7 +61,7 @@ from mockbroker.protocol.records.batch import (
     wrap_int64,
 )
 from mockbroker.protocol.records.record import INT64_MAX, INT64_MIN, check_records
-from mockbroker.state.configs import LONG_MAX, TopicConfig
+from mockbroker.state.configs import LONG_MAX, LogSettings, TopicConfig
 
 
 @dataclass
@@ -84,6 +85,7 @@ class RejectedBeforeAppend(KafkaError):
 
 MIN_ENTRY_SIZE = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: the smallest size any log entry can declare
 HEADER_SIZE_UP_TO_MAGIC = 17
+_SIZE = struct.Struct(">i")  # a log entry's size field, at offset 8
 
 
 def batch_spans(data: memoryview | bytes, topic_partition: str) -> list[tuple[int, int, int]]:
@@ -94,13 +96,15 @@ def batch_spans(data: memoryview | bytes, topic_partition: str) -> list[tuple[in
     pos = 0
     n = len(data)
     while n - pos >= LOG_OVERHEAD:
-        size = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
+        size = _SIZE.unpack_from(data, pos + 8)[0]
         if size < MIN_ENTRY_SIZE:
             raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, f"Record size {size} is less than the minimum "
                                        f"record overhead ({MIN_ENTRY_SIZE}) in {topic_partition}")
         if n - pos < HEADER_SIZE_UP_TO_MAGIC:
             break
-        magic = int.from_bytes(data[pos + 16 : pos + 17], "big", signed=True)
+        magic = data[pos + 16]
+        if magic > 127:  # a signed byte
+            magic -= 256
         if not 0 <= magic <= 2:
             raise RejectedBeforeAppend(ErrorCode.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}")
         if n - pos < LOG_OVERHEAD + size:
@@ -110,11 +114,13 @@ def batch_spans(data: memoryview | bytes, topic_partition: str) -> list[tuple[in
     return out
 
 
-def check_produce_records(data: memoryview | None, version: int, topic_partition: str) -> None:
+def check_produce_records(data: memoryview | None, version: int,
+                          topic_partition: str) -> list[tuple[int, int, int]] | None:
     """Kafka's ProduceRequest.validateRecords, run on a v3+ request's records before anything else (the
-    acks check included): exactly one whole batch, of magic 2, not zstd before v7."""
+    acks check included): exactly one whole batch, of magic 2, not zstd before v7. Returns the batch_spans
+    it found (for the appender, which would otherwise find them again); None before v3."""
     if version < 3:
-        return
+        return None
     spans = batch_spans(data if data is not None else b"", topic_partition)
     if not spans:
         raise RejectedBeforeAppend(ErrorCode.INVALID_RECORD, f"Produce requests with version {version} must "
@@ -130,6 +136,7 @@ def check_produce_records(data: memoryview | None, version: int, topic_partition
     if len(spans) > 1:
         raise RejectedBeforeAppend(ErrorCode.INVALID_RECORD, f"Produce requests with version {version} are only "
                                    "allowed to contain exactly one record batch per partition")
+    return spans
 
 
 def split_batches(data: memoryview, spans: list[tuple[int, int, int]], topic_partition: str) -> list[RecordBatch]:
@@ -149,7 +156,7 @@ def split_batches(data: memoryview, spans: list[tuple[int, int, int]], topic_par
 
 
 def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_partition: str) -> None:
-    (base_offset, _length, _epoch, _magic, _crc, attributes, last_offset_delta, _base_ts, _max_ts, producer_id,
+    (base_offset, _length, _epoch, _magic, _crc, attributes, last_offset_delta, base_ts, max_ts, producer_id,
      _producer_epoch, base_sequence, count) = batch.header()  # one unpack: every produced batch comes here
     if base_offset != 0:
         raise KafkaError(
@@ -158,11 +165,12 @@ def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_p
             f"{base_offset}",
         )
     size = batch.size
-    if size > config.max_message_bytes:
+    settings = config.log_settings()
+    if size > settings.max_message_bytes:
         raise RejectedBeforeAppend(
             ErrorCode.MESSAGE_TOO_LARGE,
             f"The record batch size in the append to {topic_partition} is {size} bytes which exceeds "
-            f"the maximum configured value of {config.max_message_bytes}.",
+            f"the maximum configured value of {settings.max_message_bytes}.",
         )
     try:
         batch.validate()
@@ -192,7 +200,7 @@ def validate_batch(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_p
         raise KafkaError(ErrorCode.INVALID_RECORD, "Transactional batch without a producer id")
     if attributes & CODEC_MASK == Codec.LZ4:
         _check_lz4_frame(batch, topic_partition)
-    _validate_records(batch, config, now_ms, topic_partition)
+    _validate_records(batch, settings, now_ms, topic_partition, attributes, base_ts, max_ts, count)
 
 
 LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"  # 0x184D2204, little-endian
@@ -221,11 +229,11 @@ MAX_RECORDS_PER_BATCH = "mockbroker.max.records.per.batch"
 MAX_DECOMPRESSED_BYTES = compression.DEFAULT_MAX_SIZE  # 256 MiB: the most one batch may decompress to
 
 
-def _records_section(batch: RecordBatch, topic_partition: str) -> bytes | memoryview:
+def _records_section(batch: RecordBatch, codec: int, topic_partition: str) -> bytes | memoryview:
     """The batch's records, decompressed (at most MAX_DECOMPRESSED_BYTES; uncompressed ones not copied). As Kafka's record
     iterator: a payload its codec cannot read is a KafkaException there (UNKNOWN_SERVER_ERROR); past the
-    bound, MESSAGE_TOO_LARGE (not Kafka's, which has no bound)."""
-    codec = batch.codec
+    bound, MESSAGE_TOO_LARGE (not Kafka's, which has no bound). `codec`: the batch's codec id, checked
+    by batch.validate."""
     if codec == Codec.NONE:
         return batch.buffer[RECORD_BATCH_OVERHEAD:]
     try:
@@ -243,24 +251,24 @@ def _java_timestamp_invalid(timestamp: int, now_ms: int, before: int, after: int
     return diff > before or wrap_int64(-diff) > after
 
 
-def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topic_partition: str) -> None:
+def _validate_records(batch: RecordBatch, config: LogSettings, now_ms: int, topic_partition: str, attributes: int,
+                      base_ts: int, max_ts: int, count: int) -> None:
     """Every record of the batch, as LogValidator reads them: the structure (INVALID_RECORD, no record
     errors), then per record a missing key on a compacted topic and a timestamp out of bounds
     (RecordValidationException: record_errors). Bounded: more records than mockbroker.max.records.per.batch
-    is MESSAGE_TOO_LARGE before anything is decompressed or read."""
-    count = batch.record_count
-    limit = int(config.broker.get(MAX_RECORDS_PER_BATCH))
+    is MESSAGE_TOO_LARGE before anything is decompressed or read. `attributes` to `count`: the batch's
+    header fields, as validate_batch read them."""
+    limit = config.max_records_per_batch
     if count > limit:
         raise RejectedBeforeAppend(ErrorCode.MESSAGE_TOO_LARGE,
                                    f"The record batch in the append to {topic_partition} declares {count} records, "
                                    f"more than {MAX_RECORDS_PER_BATCH}={limit}")
-    data = _records_section(batch, topic_partition)
+    data = _records_section(batch, attributes & CODEC_MASK, topic_partition)
     compacted = config.compacted
     topic_append_time = config.log_append_time
-    base_ts = batch.base_timestamp
-    client_append_time = batch.timestamp_type == LOG_APPEND_TIME
-    before = int(config.get("message.timestamp.before.max.ms"))
-    after = int(config.get("message.timestamp.after.max.ms"))
+    client_append_time = bool(attributes & TIMESTAMP_TYPE_MASK)  # the producer marked it LogAppendTime
+    before = config.timestamp_before_ms
+    after = config.timestamp_after_ms
     deltas: tuple[int, int] | None = None
     if not topic_append_time and not client_append_time and (before != LONG_MAX or after != LONG_MAX):
         low = now_ms - before - base_ts if before != LONG_MAX else INT64_MIN - 2**64
@@ -272,7 +280,9 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
         raise KafkaError(ErrorCode.INVALID_RECORD, f"{exc} in topic partition {topic_partition}") from None
     if not found and not client_append_time:  # every record passed (the usual batch)
         if not topic_append_time and max_delta is not None:
-            _set_max_timestamp(batch, False, max(NO_TIMESTAMP, wrap_int64(base_ts + max_delta)))
+            records_max = max(NO_TIMESTAMP, wrap_int64(base_ts + max_delta))
+            if max_ts != records_max:  # _set_max_timestamp's case, inline for the usual batch
+                batch.set_max_timestamp(CREATE_TIME, records_max)
         return
     errors: list[RecordError] = []
     any_time_error = False
@@ -290,7 +300,6 @@ def _validate_records(batch: RecordBatch, config: TopicConfig, now_ms: int, topi
         # The producer marked its batch LogAppendTime: each record's timestamp is the batch's max timestamp.
         # LogValidator.validateTimestamp checks it against the bounds on a CreateTime topic; on a LogAppendTime
         # topic, or without a timestamp, the timestamp type itself is an error for every record.
-        max_ts = batch.max_timestamp
         if topic_append_time or max_ts == NO_TIMESTAMP:
             message: str | None = (f"Invalid timestamp type in message with timestamp {max_ts}. Producer should not "
                                    "set timestamp type to LogAppendTime.")
