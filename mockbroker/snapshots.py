@@ -296,6 +296,7 @@ def restore(broker: SnapshotHost, snap: Snapshot) -> None:
         if dict((room, attrs) for room, _obj, attrs in snap.roots)["share"] is None:
             _empty_share(broker, share, live_objs["coordinator_log"])
         _arm_share_locks(share)
+        share.disown_sessions()  # the connections closed below end no restored session (docs/snapshots.md)
     for node in broker.nodes.values():
         node.fetch_sessions.sessions.clear()
     for conn in list(broker._connections):
