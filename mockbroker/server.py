@@ -554,7 +554,10 @@ class MockBroker:
         self._connections.add(connection)
 
     def connection_closed(self, connection: Connection) -> None:
+        """A connection closed: it goes, and the share session it opened ends (ShareCoordinator.connection_closed)."""
         self._connections.discard(connection)
+        if connection.ctx is not None and not self._stopping and connection.node.share_coordinator_started:
+            connection.node.share_coordinator.connection_closed(connection.ctx.connection_id)
 
     def client_metrics(self, client_id: str | None = None) -> list[ClientMetricsPush]:
         """What clients pushed with KIP-714 telemetry, decoded, oldest first (mockbroker/client_telemetry.py)."""

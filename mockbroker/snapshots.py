@@ -23,7 +23,7 @@ Share groups (docs/snapshots.md, "Share groups after a restore"): the share coor
 clock hook and lock wake-ups hold it), restored in place, emptied in place when it was made after the snapshot; its
 listeners (parked ShareFetch requests) stay the live ones. Each restored acquisition lock gets a wake-up at its
 expiry; wake-ups set before the restore may still come, and end only the locks due by then. Share sessions come
-back as they were (kept per node, group and member, not per connection).
+back as they were but owned by no connection: the connections the restore closes release nothing restored.
 
 What restore also does, as a broker that lost its state would look to clients: every client connection is
 closed (Kafka clients reconnect and ask for metadata again; parked requests, a long-poll Fetch or a JoinGroup,
@@ -296,6 +296,7 @@ def restore(broker: SnapshotHost, snap: Snapshot) -> None:
         if dict((room, attrs) for room, _obj, attrs in snap.roots)["share"] is None:
             _empty_share(broker, share, live_objs["coordinator_log"])
         _arm_share_locks(share)
+        share.disown_sessions()  # the connections closed below end no restored session (docs/snapshots.md)
     for node in broker.nodes.values():
         node.fetch_sessions.sessions.clear()
     for conn in list(broker._connections):

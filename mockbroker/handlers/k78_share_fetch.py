@@ -74,7 +74,7 @@ def handle_share_fetch(ctx: RequestContext, header: RequestHeader, req: Msg) -> 
     if epoch == 0 and has_acks:
         return error_response(req, ErrorCode.INVALID_REQUEST, v, "Acknowledge data present on initial fetch request.")
     try:
-        session = share.session(ctx.node.node_id, group_id, member_id, epoch)
+        session = share.session(ctx.node.node_id, group_id, member_id, epoch, ctx.connection_id)
     except KafkaError as e:
         return error_response(req, ErrorCode(e.code), v, e.message)
     named = share_fetch_topics(ctx, req.topics)

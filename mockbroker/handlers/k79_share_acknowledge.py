@@ -52,7 +52,7 @@ def handle_share_acknowledge(ctx: RequestContext, header: RequestHeader, req: Ms
     if epoch == 0:
         return error_response(req, ErrorCode.INVALID_SHARE_SESSION_EPOCH, v)
     try:
-        session = share.session(ctx.node.node_id, group_id, member_id, epoch)
+        session = share.session(ctx.node.node_id, group_id, member_id, epoch, ctx.connection_id)
     except KafkaError as e:
         return error_response(req, ErrorCode(e.code), v, e.message)
     results = acknowledge_partitions(ctx, group_id, member_id, req.topics, ctx.node.clock.now_ms())

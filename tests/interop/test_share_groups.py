@@ -1,8 +1,8 @@
 """Share groups (KIP-932) with both real share consumers: confluent-kafka's ShareConsumer (librdkafka 2.16)
 and Java's KafkaShareConsumer (kafka-clients 4.3.0, the harness's share-consume). Members of one share
-group consume a topic together with no record acquired by two at once; release and lock timeouts
-redeliver with the delivery count up; reject archives; the delivery limit archives. What the broker holds
-is checked record by record through broker.share_groups()."""
+group consume a topic together with no record acquired by two at once; release, lock timeouts and a member's
+closed connection redeliver with the delivery count up; reject archives; the delivery limit archives. What
+the broker holds is checked record by record through broker.share_groups()."""
 
 from __future__ import annotations
 
@@ -406,17 +406,25 @@ def test_librdkafka_read_committed_share_group_skips_aborted_records_and_stops_a
 
 
 @java
-def test_java_lock_timeout_hands_held_records_to_the_next_member(mockbroker_factory: Callable[..., MockBroker]) -> None:
-    broker = mockbroker_factory(config=dict(EARLIEST))
+def test_java_a_member_that_halts_hands_its_records_back_at_its_disconnect(mockbroker_factory: Callable[..., MockBroker]) -> None:
+    # Locks of an hour and no clock move: the records can come back neither through a lock timeout nor through a
+    # leave (a halted JVM sends none), only through its connection closing. Kafka ends the share session of a
+    # connection that closes and releases its member's records (ShareSessionCache's disconnect listener).
+    # (Lock timeouts with a live holder: test_librdkafka_lock_timeout_hands_records_to_another_member.)
+    broker = mockbroker_factory(config={**EARLIEST, "group.share.max.record.lock.duration.ms": 3_600_000,
+                                        "group.share.record.lock.duration.ms": 3_600_000})
     broker.create_topic(TOPIC, 1)
     produce(broker, 3, 1)
     # A member that takes the records and ends without closing: no acknowledgement, no leave.
-    held = java_share_consume(broker, "jsg-lock", ack="hold", on_stop="halt")
+    held = java_share_consume(broker, "jsg-halt", ack="hold", on_stop="halt")
     assert sorted((r["offset"], r["delivery_count"]) for r in of_type(held, "record")) == [(0, 1), (1, 1), (2, 1)]
-    records = broker.share_groups()["jsg-lock"]["partitions"][f"{TOPIC}-0"]["records"]
-    assert [(r["state"], r["delivery_count"]) for r in records] == [("ACQUIRED", 1)] * 3
-    broker.clock.advance(31)  # past share.record.lock.duration.ms (30 s), within the session timeout (45 s)
-    later = java_share_consume(broker, "jsg-lock")
+
+    def states() -> list[tuple[str, int]]:
+        records = broker.share_groups()["jsg-halt"]["partitions"][f"{TOPIC}-0"]["records"]
+        return [(r["state"], r["delivery_count"]) for r in records]
+    # Its process is gone, so are its connections: available again, delivery counts kept.
+    wait_for(lambda: states() == [("AVAILABLE", 1)] * 3, lambda: time.sleep(0.05))
+    later = java_share_consume(broker, "jsg-halt")
     assert sorted((r["offset"], r["delivery_count"]) for r in of_type(later, "record")) == [(0, 2), (1, 2), (2, 2)]
 
 

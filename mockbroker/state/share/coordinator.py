@@ -4,11 +4,12 @@ ShareAcknowledge (KIP-932). One object for the cluster, as the group coordinator
 - Share partitions are made on a member's first fetch of a partition: they start at the high watermark
   (`share.auto.offset.reset` latest, the default) or at the log start (earliest).
 - Share sessions (Kafka's ShareSessionCache) are kept per node, group and member: epoch 0 opens one (the
-  partitions named are its partitions), a positive epoch must be the session's next one
+  partitions named are its partitions) on the connection that sent it, a positive epoch must be the session's next one
   (INVALID_SHARE_SESSION_EPOCH; SHARE_SESSION_NOT_FOUND without a session), -1 closes it after its
   acknowledgements and releases what the member still holds in the share partitions that node leads (a
   new session at epoch 0 replacing one does the same). Incremental requests add partitions and
-  drop the forgotten ones.
+  drop the forgotten ones. When the connection that opened a session closes, the session ends and the member's
+  records there are released (Kafka's ClientConnectionDisconnectListener: `connection_closed`).
 - A member that leaves, or whose session times out, hands its acquired records back.
 - `expire(now_ms)` runs when the broker clock moves: locks run out, members time out; `listeners` are
   told when records may have become available (parked ShareFetch requests read again).
@@ -76,10 +77,12 @@ SharePartitionKey = tuple[str, str, int]  # group id, topic name, partition
 
 @dataclass
 class ShareSession:
-    """One member's share session on one node: its next epoch and its partitions (topic name, index)."""
+    """One member's share session on one node: its next epoch, its partitions (topic name, index) and the
+    connection that opened it (None: no live one, as after a snapshot's restore)."""
 
     epoch: int = 1
     partitions: set[tuple[str, int]] = field(default_factory=set)
+    connection_id: int | None = None
 
 
 class ShareCoordinator:
@@ -372,14 +375,20 @@ class ShareCoordinator:
         return bool(keys or stored)
 
     # -- share sessions ----------------------------------------------------------------------------
-    def session(self, node_id: int, group_id: str, member_id: str, epoch: int) -> ShareSession:
-        """The session a request at `epoch` belongs to, opened for 0; KafkaError with Kafka's code."""
+    def session(self, node_id: int, group_id: str, member_id: str, epoch: int,
+                connection_id: int | None = None) -> ShareSession:
+        """The session a request at `epoch` belongs to, opened for 0 on connection_id; KafkaError with Kafka's
+        code. A connection owns the last session it opened (Kafka keeps one session key per connection id)."""
         key = (node_id, group_id, member_id)
         if epoch == 0:
             old = self.sessions.pop(key, None)
             if old is not None:
                 self._release_member(group_id, member_id, node_id)
-            session = self.sessions[key] = ShareSession(epoch=0)
+            if connection_id is not None:
+                for other in self.sessions.values():
+                    if other.connection_id == connection_id:
+                        other.connection_id = None
+            session = self.sessions[key] = ShareSession(epoch=0, connection_id=connection_id)
             return session
         session_or_none = self.sessions.get(key)
         if session_or_none is None:
@@ -395,6 +404,25 @@ class ShareCoordinator:
             self._release_member(group_id, member_id, node_id)
         else:
             session.epoch = 1 if epoch >= 2**31 - 1 else epoch + 1
+
+    def connection_closed(self, connection_id: int) -> int:
+        """A client connection closed: the share session it opened, if still there and not opened again since
+        on another connection, ends, and its member's acquired records in the share partitions that node leads
+        are released (available at once, delivery counts kept; archived at the delivery limit): Kafka's
+        ShareSessionCache disconnect listener calling the share group listener's onMemberLeave (KIP-932).
+        How many records were released."""
+        released = 0
+        for key, session in list(self.sessions.items()):
+            if session.connection_id == connection_id:
+                del self.sessions[key]
+                released += self._release_member(key[1], key[2], key[0])
+        return released
+
+    def disown_sessions(self) -> None:
+        """No live connection owns a share session any more (a snapshot's restore: the connections it closes
+        end nothing restored; docs/snapshots.md)."""
+        for session in self.sessions.values():
+            session.connection_id = None
 
     # -- time --------------------------------------------------------------------------------------
     def _follow_leader(self, key: SharePartitionKey, sp: SharePartition, leader_epoch: int) -> int:
