@@ -4,26 +4,14 @@ the restored log and share partition hold (nothing twice, nothing skipped)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import Producer, ShareConsumer
 
 from mockbroker.server import MockBroker
+from tests.interop.test_share_groups import wait_for
 
 Delivery = tuple[int, bytes, int]  # offset, value, delivery count
-
-
-def _wait_for(what: Callable[[], Any], step: Callable[[], None], timeout: float = 60.0) -> Any:
-    """Call step() until what() is true (a generous bound; no timing asserted)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = what()
-        if result:
-            return result
-        step()
-    raise AssertionError(f"not reached in {timeout}s")
 
 
 def _produce(broker: MockBroker, *values: bytes) -> None:
@@ -54,18 +42,18 @@ def test_a_share_consumer_carries_on_after_a_restore() -> None:
                 got.append((m.offset(), m.value(), m.delivery_count()))
 
         try:
-            _wait_for(lambda: len(got) >= 4 and _start_offset(broker) == 4, poll)  # read and acknowledged
+            wait_for(lambda: len(got) >= 4 and _start_offset(broker) == 4, poll, timeout=60.0)  # read and acknowledged
             assert got == [(0, b"v0", 1), (1, b"v1", 1), (2, b"v2", 1), (3, b"v3", 1)]
             snap = broker.snapshot()
             at_snapshot = broker.share_groups()
 
             _produce(broker, b"v4", b"v5", b"v6")
-            _wait_for(lambda: len(got) >= 7 and _start_offset(broker) == 7, poll)
+            wait_for(lambda: len(got) >= 7 and _start_offset(broker) == 7, poll, timeout=60.0)
             broker.restore(snap)
             assert broker.share_groups() == at_snapshot  # v4-v6 and their acknowledgements are gone
 
             _produce(broker, b"w0", b"w1")  # offsets 4 and 5 again, in the restored log
-            _wait_for(lambda: len(got) >= 9 and _start_offset(broker) == 6, poll)
+            wait_for(lambda: len(got) >= 9 and _start_offset(broker) == 6, poll, timeout=60.0)
             assert got[7:] == [(4, b"w0", 1), (5, b"w1", 1)]
             [member] = broker.share_groups()["sg"]["members"]
             assert member in at_snapshot["sg"]["members"]  # the same member went on
